@@ -223,6 +223,166 @@ def reindex(db_path: str, quiet: bool) -> None:
 
 
 @main.command()
+@click.argument("question")
+@_db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
+@click.option(
+    "--evidence", "show_evidence", is_flag=True, help="Show the ranked evidence with its scores."
+)
+@click.option(
+    "--top-k",
+    type=click.IntRange(1, 50),
+    default=8,
+    show_default=True,
+    help="Evidence sections given to synthesis.",
+)
+@click.option(
+    "--multi-query",
+    is_flag=True,
+    help="Also search 2 rephrasings (written by Claude when a key is set: the "
+    "question is then sent to Anthropic).",
+)
+@click.option(
+    "--no-enhancements",
+    is_flag=True,
+    help="Switch off reranker, multi-document synthesis and few-shot together.",
+)
+@click.option("--no-reranker", is_flag=True, help="Keep the retrieval order (no graph rerank).")
+@click.option("--no-multidoc", is_flag=True, help="Do not group evidence by article.")
+@click.option("--no-fewshot", is_flag=True, help="No few-shot examples in the Claude prompt.")
+@click.option("--model", "synthesis_model", help="Claude model for synthesis.")
+@click.option(
+    "--api-key",
+    envvar="ANTHROPIC_API_KEY",
+    show_envvar=True,
+    help="Anthropic key; without one, answers come from the offline path.",
+)
+@click.option(
+    "--few-shot",
+    "few_shot_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="JSONL file of few-shot examples.",
+)
+@click.option(
+    "--cypher-packs",
+    "cypher_pack_path",
+    type=click.Path(exists=True),
+    help="Folder or YAML file of Cypher packs.",
+)
+@_library_errors
+def ask(
+    question: str,
+    db_path: str,
+    as_json: bool,
+    show_evidence: bool,
+    top_k: int,
+    multi_query: bool,
+    no_enhancements: bool,
+    no_reranker: bool,
+    no_multidoc: bool,
+    no_fewshot: bool,
+    synthesis_model: str | None,
+    api_key: str | None,
+    few_shot_path: str | None,
+    cypher_pack_path: str | None,
+) -> None:
+    """Answer QUESTION from the graph at --db, citing numbered sources."""
+    from kg_agent.agent import KnowledgeGraphAgent, check_question
+
+    check_question(question)  # before loading anything: an empty question fails fast
+    with KnowledgeGraphAgent(
+        db_path,
+        anthropic_api_key=api_key,
+        use_enhancements=not no_enhancements,
+        few_shot_path=few_shot_path,
+        enable_reranker=not no_reranker,
+        enable_multidoc=not no_multidoc,
+        enable_fewshot=not no_fewshot,
+        synthesis_model=synthesis_model,
+        cypher_pack_path=cypher_pack_path,
+        enable_multi_query=multi_query,
+        top_k=top_k,
+    ) as agent:
+        result = agent.query(question)
+    if as_json:
+        _echo_json(result.to_dict())
+        return
+    click.echo(result.answer)
+    if result.citations:
+        click.echo("\nSources:")
+        for c in result.citations:
+            where = f" — {c.heading_path}" if c.heading_path else ""
+            click.echo(f"  [{c.n}] {c.title}{where}")
+    if show_evidence:
+        click.echo("\nEvidence (ranked):")
+        for i, ev in enumerate(result.evidence, 1):
+            parts = ", ".join(f"{k} {v:.3f}" for k, v in ev.scores.items())
+            where = f" — {ev.heading_path}" if ev.heading_path else ""
+            click.echo(f"  [{i}] score {ev.score:.3f}  {ev.title}{where}  ({parts})")
+    for w in result.warnings:
+        click.echo(f"warning: {w}", err=True)
+    click.echo(
+        f"\n({result.path}: {result.mode}, {result.timings.get('total', 0) * 1000:.0f} ms)",
+        err=True,
+    )
+
+
+@main.command()
+@click.argument("name")
+@_db_option
+@click.option(
+    "--param",
+    "-p",
+    "params",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A query parameter (repeatable); values are typed by the pack.",
+)
+@click.option(
+    "--cypher-packs",
+    "cypher_pack_path",
+    type=click.Path(exists=True),
+    help="Folder or YAML file of Cypher packs (default: the bundled packs).",
+)
+@click.option("--list", "list_queries", is_flag=True, help="List the pack queries and exit.")
+@_library_errors
+def cypher(
+    name: str,
+    db_path: str,
+    params: tuple[str, ...],
+    cypher_pack_path: str | None,
+    list_queries: bool,
+) -> None:
+    """Run the named read-only query NAME of a Cypher pack; rows print as JSON lines.
+
+    Values are passed to Kùzu as parameters, never pasted into the query.
+    """
+    from kg_agent.cypher_packs import CypherPackError, default_pack_dir, load_packs, run_query
+    from kg_agent.store import GraphStore
+
+    packs = load_packs(cypher_pack_path or default_pack_dir())
+    if list_queries or name is None:
+        for pack in packs.values():
+            for q in pack:
+                args = " ".join(f"{p.name}:{p.type}" for p in q.params)
+                click.echo(f"{q.name}  {args}  — {q.description}")
+        return
+    values: dict[str, str] = {}
+    for item in params:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CypherPackError(f"--param {item!r} is not KEY=VALUE")
+        values[key] = value
+    chosen = next((p for p in packs.values() if name in p), None)
+    if name is None or chosen is None:
+        raise CypherPackError(f"no pack query named {name!r} (see --list)")
+    with GraphStore.open(db_path, read_only=True) as store:
+        rows = run_query(store, chosen, name, **values)
+    for row in rows:
+        click.echo(json.dumps(row, ensure_ascii=False, default=str))
+
+
+@main.command()
 def sample() -> None:
     """Print the path of the bundled sample dump (30 articles on early computing)."""
     if not SAMPLE_DUMP.exists():  # pragma: no cover - broken install

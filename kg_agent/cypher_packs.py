@@ -98,9 +98,26 @@ READ_ONLY_PROCEDURES = frozenset(
 # LOAD covers LOAD EXTENSION and LOAD FROM (reads files outside the graph);
 # transaction control and ATTACH/USE/EXPORT/IMPORT change what the connection sees.
 _WRITE_KEYWORDS = (
-    "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "DROP", "COPY", "ALTER",
-    "INSTALL", "UNINSTALL", "LOAD", "ATTACH", "USE", "EXPORT", "IMPORT", "CHECKPOINT",
-    "BEGIN", "COMMIT", "ROLLBACK",
+    "CREATE",
+    "MERGE",
+    "SET",
+    "DELETE",
+    "DETACH",
+    "REMOVE",
+    "DROP",
+    "COPY",
+    "ALTER",
+    "INSTALL",
+    "UNINSTALL",
+    "LOAD",
+    "ATTACH",
+    "USE",
+    "EXPORT",
+    "IMPORT",
+    "CHECKPOINT",
+    "BEGIN",
+    "COMMIT",
+    "ROLLBACK",
 )
 # A keyword preceded by "." or "$" is a property or a parameter, not a clause.
 _WRITE_RE = re.compile(r"(?<![.$\w])(" + "|".join(_WRITE_KEYWORDS) + r")\b", re.IGNORECASE)
@@ -362,13 +379,15 @@ class _Validator:
         loc = f"line {line}: " if line else ""
         return CypherPackError(f"{self.source}: {loc}{message}")
 
-    def keys(self, obj: Mapping[str, Any], allowed: set[str], required: set[str],
-             what: str) -> None:
+    def keys(
+        self, obj: Mapping[str, Any], allowed: set[str], required: set[str], what: str
+    ) -> None:
         bad = sorted(str(k) for k in obj if k not in allowed)
         if bad:
             raise self.fail(
-                obj, f"{what}: unknown key{'s' if len(bad) > 1 else ''} {', '.join(bad)} "
-                f"(allowed: {', '.join(sorted(allowed))})"
+                obj,
+                f"{what}: unknown key{'s' if len(bad) > 1 else ''} {', '.join(bad)} "
+                f"(allowed: {', '.join(sorted(allowed))})",
             )
         missing = sorted(required - set(obj))
         if missing:
@@ -378,16 +397,20 @@ class _Validator:
 
     def pack(self, data: Any) -> CypherPack:
         if not isinstance(data, dict):
-            raise self.fail(None, "a pack must be a YAML mapping with name, version, "
-                            f"description and queries, got {_kind(data)}")
+            raise self.fail(
+                None,
+                "a pack must be a YAML mapping with name, version, "
+                f"description and queries, got {_kind(data)}",
+            )
         self.keys(data, _PACK_KEYS, _PACK_KEYS, "pack")
         name = data["name"]
         if not isinstance(name, str) or not _NAME_RE.match(name):
             raise self.fail(data, f"pack name must be lower_snake_case, got {name!r}")
         version = data["version"]
         if isinstance(version, bool) or not isinstance(version, (int, str)) or not str(version):
-            raise self.fail(data, f"pack {name}: version must be an integer or a string, "
-                            f"got {version!r}")
+            raise self.fail(
+                data, f"pack {name}: version must be an integer or a string, got {version!r}"
+            )
         description = self.text(data, "description", f"pack {name}")
         queries = data["queries"]
         if not isinstance(queries, list) or not queries:
@@ -412,8 +435,9 @@ class _Validator:
 
     def query(self, q: Any, index: int, pack: str) -> CypherQuery:
         if not isinstance(q, dict):
-            raise self.fail(None, f"pack {pack}: queries[{index}] must be a mapping, "
-                            f"got {_kind(q)}")
+            raise self.fail(
+                None, f"pack {pack}: queries[{index}] must be a mapping, got {_kind(q)}"
+            )
         name = q.get("name")
         if not isinstance(name, str) or not _NAME_RE.match(name):
             raise self.fail(q, f"queries[{index}]: name must be lower_snake_case, got {name!r}")
@@ -426,12 +450,14 @@ class _Validator:
         raw_params = q.get("params") or {}
         if not isinstance(raw_params, dict):
             raise self.fail(q, f"{what}: params must be a mapping of name to spec")
-        params = tuple(self.param(spec, str(pname), what, q)
-                       for pname, spec in raw_params.items())
+        params = tuple(self.param(spec, str(pname), what, q) for pname, spec in raw_params.items())
         cypher = self.cypher(cypher, params, what, q)
         returns = q["returns"]
-        if (not isinstance(returns, list) or not returns
-                or not all(isinstance(c, str) and _COLUMN_RE.match(c) for c in returns)):
+        if (
+            not isinstance(returns, list)
+            or not returns
+            or not all(isinstance(c, str) and _COLUMN_RE.match(c) for c in returns)
+        ):
             raise self.fail(q, f"{what}: returns must be a non-empty list of column names")
         dup = sorted({c for c in returns if returns.count(c) > 1})
         if dup:
@@ -447,8 +473,9 @@ class _Validator:
         self.keys(spec, _PARAM_KEYS, {"type"}, label)
         ptype = spec["type"]
         if ptype not in PARAM_TYPES:
-            raise self.fail(spec, f"{label}: unknown type {ptype!r} "
-                            f"(one of: {', '.join(PARAM_TYPES)})")
+            raise self.fail(
+                spec, f"{label}: unknown type {ptype!r} (one of: {', '.join(PARAM_TYPES)})"
+            )
         has_default = "default" in spec
         required = spec.get("required", not has_default)
         if not isinstance(required, bool):
@@ -502,27 +529,33 @@ class _Validator:
             raise self.fail(q, f"{what}: cypher must be one statement (found ';' inside)")
         m = _WRITE_RE.search(code)
         if m:
-            raise self.fail(q, f"{what}: write clause {m.group(1).upper()} is not allowed "
-                            "(packs are read-only)")
+            raise self.fail(
+                q, f"{what}: write clause {m.group(1).upper()} is not allowed (packs are read-only)"
+            )
         for call in _CALL_RE.finditer(code):
             proc = call.group(1)
             if proc is None:
-                if code[call.end():].lstrip().startswith("{"):
+                if code[call.end() :].lstrip().startswith("{"):
                     continue  # CALL { subquery }: its body is checked like the rest
                 raise self.fail(q, f"{what}: CALL must name a procedure")
             if proc.upper() not in READ_ONLY_PROCEDURES:
-                raise self.fail(q, f"{what}: CALL {proc} is not allowed (read-only procedures: "
-                                f"{', '.join(sorted(READ_ONLY_PROCEDURES))})")
+                raise self.fail(
+                    q,
+                    f"{what}: CALL {proc} is not allowed (read-only procedures: "
+                    f"{', '.join(sorted(READ_ONLY_PROCEDURES))})",
+                )
         used = list(dict.fromkeys(_PARAM_RE.findall(code)))
         declared = [p.name for p in params]
         undeclared = [u for u in used if u not in declared]
         if undeclared:
-            raise self.fail(q, f"{what}: cypher uses ${', $'.join(undeclared)} "
-                            "not declared in params")
+            raise self.fail(
+                q, f"{what}: cypher uses ${', $'.join(undeclared)} not declared in params"
+            )
         unused = [d for d in declared if d not in used]
         if unused:
-            raise self.fail(q, f"{what}: params declares {', '.join(unused)} "
-                            "but the cypher never uses it")
+            raise self.fail(
+                q, f"{what}: params declares {', '.join(unused)} but the cypher never uses it"
+            )
         return text
 
 
@@ -629,8 +662,15 @@ def _one_line(exc: BaseException) -> str:
 # ---------------------------------------------------------------------------- intents
 
 IntentKind = Literal[
-    "path", "incoming", "mentions", "neighbours", "categories_of", "category_members",
-    "common_neighbours", "co_mentioned", "top",
+    "path",
+    "incoming",
+    "mentions",
+    "neighbours",
+    "categories_of",
+    "category_members",
+    "common_neighbours",
+    "co_mentioned",
+    "top",
 ]
 
 
@@ -666,65 +706,120 @@ _CONNECTED = r"(?:connected|related|linked|tied)"
 
 # (kind, pack query, entity params, entity kind, patterns), tried in order:
 # "what links to X" must win over "what links X and Y".
-_INTENTS: tuple[tuple[IntentKind, str, tuple[str, ...], Literal["article", "category"],
-                      tuple[str, ...]], ...] = (
-    ("incoming", "articles_linking_to", ("title",), "article", (
-        rf"(?:what|which|who){_ART}\s+(?:links?|points?|refers?)\s+to\s+{_E}",
-        rf"(?:what|which){_ART}\s+(?:is|are)\s+linking\s+to\s+{_E}",
-        rf"(?:list|show|find)(?:\s+the)?{_ART}\s+(?:that\s+)?(?:links?|linking)\s+to\s+{_E}",
-        rf"(?:what|which){_ART}\s+(?:is|are)\s+linked\s+to\s+{_E}",
-    )),
-    ("path", "connection_path", ("source", "target"), "article", (
-        rf"how\s+(?:is|are|was|were)\s+{_E}\s+{_CONNECTED}\s+(?:to|with)\s+{_F}",
-        rf"how\s+(?:is|are|was|were)\s+{_E}\s+and\s+{_F}\s+{_CONNECTED}"
-        r"(?:\s+to\s+(?:each\s+other|one\s+another)|\s+together)?(?:\s+in\s+the\s+graph)?",
-        rf"(?:what|which\s+articles?)\s+(?:connects?|links?|relates?|ties?)\s+{_E}\s+"
-        rf"(?:and|to|with)\s+{_F}",
-        rf"what\s+is\s+the\s+(?:connection|link|relationship|relation|path)\s+between\s+{_E}"
-        rf"\s+and\s+{_F}",
-        rf"(?:(?:find|show)\s+)?(?:the|a)?\s*(?:shortest\s+)?(?:link\s+)?path\s+"
-        rf"(?:from|between)\s+{_E}\s+(?:to|and)\s+{_F}",
-        rf"(?:is|are)\s+{_E}\s+(?:connected|linked|related)\s+to\s+{_F}",
-    )),
-    ("mentions", "sections_mentioning", ("title",), "article", (
-        r"(?:what|which)(?:\s+(?:articles?|pages?|sections?|passages?))?\s+mentions?\s+"
-        rf"{_E}",
-        rf"where\s+is\s+{_E}\s+mentioned(?:\s+in\s+the\s+(?:graph|wiki))?",
-    )),
-    ("categories_of", "categories_of", ("title",), "article", (
-        rf"(?:what|which)\s+categor(?:y|ies)\s+(?:is|are|does|do)\s+{_E}\s+"
-        r"(?:in|belongs?\s+to|a\s+member\s+of|part\s+of)",
-        rf"(?:what\s+are\s+|list\s+|show\s+)?(?:the\s+)?categories\s+(?:of|for)\s+{_E}",
-    )),
-    ("category_members", "category_members", ("category",), "category", (
-        rf"what{_ART}\s+(?:is|are)\s+(?:in|listed\s+in)\s+{_CAT}{_E}",
-        rf"(?:what|which){_ART}\s+(?:belongs?|are)\s+(?:to|in)\s+{_CAT}{_E}",
-        rf"(?:(?:list|show)\s+)?(?:the\s+|all\s+)?(?:members|articles|pages)\s+(?:of|in)\s+"
-        rf"{_CAT}{_E}",
-        rf"what{_ART}\s+(?:is|are)\s+in\s+the\s+{_E}\s+category",
-    )),
-    ("common_neighbours", "common_neighbours", ("title_a", "title_b"), "article", (
-        rf"(?:what|which){_ART}\s+do\s+(?:both\s+)?{_E}\s+and\s+{_F}\s+(?:both\s+)?"
-        r"(?:link\s+to|have\s+in\s+common|share)",
-        rf"(?:what\s+are\s+)?(?:the\s+)?common\s+neighbou?rs\s+of\s+{_E}\s+and\s+{_F}",
-    )),
-    ("co_mentioned", "bridge_articles", ("title",), "article", (
-        rf"(?:what|which){_ART}\s+(?:is|are|gets?)\s+(?:often\s+|usually\s+)?"
-        r"(?:co-?mentioned|mentioned\s+(?:together\s+)?(?:with|alongside))\s+"
-        rf"(?:with\s+)?{_E}",
-    )),
-    ("neighbours", "article_neighbours", ("title",), "article", (
-        rf"(?:what|which)\s+are\s+{_E}(?:'s|'|’s|’)\s+(?:graph\s+)?neighbou?rs",
-        rf"(?:what\s+are\s+|list\s+|show\s+)?(?:the\s+)?(?:graph\s+)?neighbou?rs\s+of\s+{_E}",
-        rf"(?:what|which){_ART}\s+(?:is|are)\s+{_E}\s+{_CONNECTED}\s+(?:to|with)",
-        rf"(?:what|which){_ART}\s+does\s+{_E}\s+link\s+to",
-    )),
-    ("top", "top_pagerank", (), "article", (
-        r"(?:what|which)\s+(?:are|is)\s+the\s+(?:\d+\s+)?most\s+(?:central|important|"
-        r"influential|linked(?:-to)?|connected)(?:\s+articles?|\s+pages?)?"
-        r"(?:\s+(?:in|of)\s+(?:the|this)\s+(?:knowledge\s+)?(?:graph|wiki))?",
-        r"(?:list\s+|show\s+)?(?:the\s+)?top\s+(?:\d+\s+)?(?:articles?|pages?)\s+by\s+pagerank",
-    )),
+_INTENTS: tuple[
+    tuple[IntentKind, str, tuple[str, ...], Literal["article", "category"], tuple[str, ...]], ...
+] = (
+    (
+        "incoming",
+        "articles_linking_to",
+        ("title",),
+        "article",
+        (
+            rf"(?:what|which|who){_ART}\s+(?:links?|points?|refers?)\s+to\s+{_E}",
+            rf"(?:what|which){_ART}\s+(?:is|are)\s+linking\s+to\s+{_E}",
+            rf"(?:list|show|find)(?:\s+the)?{_ART}\s+(?:that\s+)?(?:links?|linking)\s+to\s+{_E}",
+            rf"(?:what|which){_ART}\s+(?:is|are)\s+linked\s+to\s+{_E}",
+        ),
+    ),
+    (
+        "path",
+        "connection_path",
+        ("source", "target"),
+        "article",
+        (
+            rf"how\s+(?:is|are|was|were)\s+{_E}\s+{_CONNECTED}\s+(?:to|with)\s+{_F}",
+            rf"how\s+(?:is|are|was|were)\s+{_E}\s+and\s+{_F}\s+{_CONNECTED}"
+            r"(?:\s+to\s+(?:each\s+other|one\s+another)|\s+together)?(?:\s+in\s+the\s+graph)?",
+            rf"(?:what|which\s+articles?)\s+(?:connects?|links?|relates?|ties?)\s+{_E}\s+"
+            rf"(?:and|to|with)\s+{_F}",
+            rf"what\s+is\s+the\s+(?:connection|link|relationship|relation|path)\s+between\s+{_E}"
+            rf"\s+and\s+{_F}",
+            rf"(?:(?:find|show)\s+)?(?:the|a)?\s*(?:shortest\s+)?(?:link\s+)?path\s+"
+            rf"(?:from|between)\s+{_E}\s+(?:to|and)\s+{_F}",
+            rf"(?:is|are)\s+{_E}\s+(?:connected|linked|related)\s+to\s+{_F}",
+        ),
+    ),
+    (
+        "mentions",
+        "sections_mentioning",
+        ("title",),
+        "article",
+        (
+            r"(?:what|which)(?:\s+(?:articles?|pages?|sections?|passages?))?\s+mentions?\s+"
+            rf"{_E}",
+            rf"where\s+is\s+{_E}\s+mentioned(?:\s+in\s+the\s+(?:graph|wiki))?",
+        ),
+    ),
+    (
+        "categories_of",
+        "categories_of",
+        ("title",),
+        "article",
+        (
+            rf"(?:what|which)\s+categor(?:y|ies)\s+(?:is|are|does|do)\s+{_E}\s+"
+            r"(?:in|belongs?\s+to|a\s+member\s+of|part\s+of)",
+            rf"(?:what\s+are\s+|list\s+|show\s+)?(?:the\s+)?categories\s+(?:of|for)\s+{_E}",
+        ),
+    ),
+    (
+        "category_members",
+        "category_members",
+        ("category",),
+        "category",
+        (
+            rf"what{_ART}\s+(?:is|are)\s+(?:in|listed\s+in)\s+{_CAT}{_E}",
+            rf"(?:what|which){_ART}\s+(?:belongs?|are)\s+(?:to|in)\s+{_CAT}{_E}",
+            rf"(?:(?:list|show)\s+)?(?:the\s+|all\s+)?(?:members|articles|pages)\s+(?:of|in)\s+"
+            rf"{_CAT}{_E}",
+            rf"what{_ART}\s+(?:is|are)\s+in\s+the\s+{_E}\s+category",
+        ),
+    ),
+    (
+        "common_neighbours",
+        "common_neighbours",
+        ("title_a", "title_b"),
+        "article",
+        (
+            rf"(?:what|which){_ART}\s+do\s+(?:both\s+)?{_E}\s+and\s+{_F}\s+(?:both\s+)?"
+            r"(?:link\s+to|have\s+in\s+common|share)",
+            rf"(?:what\s+are\s+)?(?:the\s+)?common\s+neighbou?rs\s+of\s+{_E}\s+and\s+{_F}",
+        ),
+    ),
+    (
+        "co_mentioned",
+        "bridge_articles",
+        ("title",),
+        "article",
+        (
+            rf"(?:what|which){_ART}\s+(?:is|are|gets?)\s+(?:often\s+|usually\s+)?"
+            r"(?:co-?mentioned|mentioned\s+(?:together\s+)?(?:with|alongside))\s+"
+            rf"(?:with\s+)?{_E}",
+        ),
+    ),
+    (
+        "neighbours",
+        "article_neighbours",
+        ("title",),
+        "article",
+        (
+            rf"(?:what|which)\s+are\s+{_E}(?:'s|'|’s|’)\s+(?:graph\s+)?neighbou?rs",
+            rf"(?:what\s+are\s+|list\s+|show\s+)?(?:the\s+)?(?:graph\s+)?neighbou?rs\s+of\s+{_E}",
+            rf"(?:what|which){_ART}\s+(?:is|are)\s+{_E}\s+{_CONNECTED}\s+(?:to|with)",
+            rf"(?:what|which){_ART}\s+does\s+{_E}\s+link\s+to",
+        ),
+    ),
+    (
+        "top",
+        "top_pagerank",
+        (),
+        "article",
+        (
+            r"(?:what|which)\s+(?:are|is)\s+the\s+(?:\d+\s+)?most\s+(?:central|important|"
+            r"influential|linked(?:-to)?|connected)(?:\s+articles?|\s+pages?)?"
+            r"(?:\s+(?:in|of)\s+(?:the|this)\s+(?:knowledge\s+)?(?:graph|wiki))?",
+            r"(?:list\s+|show\s+)?(?:the\s+)?top\s+(?:\d+\s+)?(?:articles?|pages?)\s+by\s+pagerank",
+        ),
+    ),
 )
 _COMPILED = tuple(
     (kind, query, params, ekind, tuple(re.compile(p, re.IGNORECASE) for p in pats))

@@ -112,8 +112,11 @@ class Embedder:
     ) -> None:
         if model is not None and (not isinstance(model, str) or not model.strip()):
             raise InvalidArgumentError(f"model must be a non-empty string or None, got {model!r}")
-        for label, value in (("batch_size", batch_size), ("max_seq_length", max_seq_length),
-                             ("threads", threads)):
+        for label, value in (
+            ("batch_size", batch_size),
+            ("max_seq_length", max_seq_length),
+            ("threads", threads),
+        ):
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise InvalidArgumentError(f"{label} must be a positive integer, got {value!r}")
         if precision not in _PRECISIONS:
@@ -298,8 +301,12 @@ class Embedder:
         limit = model.max_seq_length or 512
         try:
             enc: Any = tokenizer(
-                items, add_special_tokens=True, truncation=True, max_length=limit,
-                return_attention_mask=False, return_token_type_ids=False,
+                items,
+                add_special_tokens=True,
+                truncation=True,
+                max_length=limit,
+                return_attention_mask=False,
+                return_token_type_ids=False,
             )
             return [len(ids) for ids in enc["input_ids"]]
         except Exception:  # an odd tokenizer: fall back to characters

@@ -683,6 +683,44 @@ class GraphStore:
         )
         return str(hit) if hit else None
 
+    def section_embeddings(self) -> tuple[list[str], Any]:
+        """Every section id and its embedding as a float32 matrix (for exact search).
+
+        Streams the rows in pages so a large graph does not build one huge
+        Python list of lists.
+        """
+        import numpy as np
+
+        dim = self.dimension
+        ids: list[str] = []
+        blocks: list[Any] = []
+        page, offset = 20000, 0
+        while True:
+            rows = self._run(
+                "MATCH (s:Section) RETURN s.id, s.embedding ORDER BY s.id SKIP $o LIMIT $n",
+                {"o": offset, "n": page},
+            )
+            if not rows:
+                break
+            ids.extend(str(r[0]) for r in rows)
+            blocks.append(np.asarray([r[1] for r in rows], dtype=np.float32))
+            offset += len(rows)
+            if len(rows) < page:
+                break
+        matrix = np.vstack(blocks) if blocks else np.zeros((0, dim), dtype=np.float32)
+        return ids, matrix
+
+    def sections_by_ids(self, ids: Sequence[str]) -> dict[str, SectionHit]:
+        """Section rows (score 0) for the given ids, keyed by id."""
+        if not ids:
+            return {}
+        rows = self._run(
+            "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) WHERE s.id IN $ids "
+            "RETURN s.id, a.title, s.heading, s.heading_path, s.text, 0.0, a.pagerank",
+            {"ids": list(ids)},
+        )
+        return {str(r[0]): _hit(r) for r in rows}
+
     def categories_of(self, title: str) -> list[str]:
         rows = self._run(
             "MATCH (a:Article {title: $t})-[:IN_CATEGORY]->(c:Category) RETURN c.name "

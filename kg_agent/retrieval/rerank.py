@@ -60,9 +60,7 @@ class RerankWeights:
         values = dataclasses.asdict(self)
         for name, value in values.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InvalidArgumentError(
-                    f"rerank weight {name} must be a number, got {value!r}"
-                )
+                raise InvalidArgumentError(f"rerank weight {name} must be a number, got {value!r}")
             if not math.isfinite(value) or value < 0:
                 raise InvalidArgumentError(
                     f"rerank weight {name} must be a finite number >= 0, got {value!r}"
@@ -103,9 +101,7 @@ def personalized_pagerank(
         raise InvalidArgumentError(f"adjacency must be square, got shape {a.shape}")
     s = np.asarray(personalization, dtype=np.float64).ravel()
     if s.shape != (n,):
-        raise InvalidArgumentError(
-            f"personalization has {s.size} entries, the graph has {n} nodes"
-        )
+        raise InvalidArgumentError(f"personalization has {s.size} entries, the graph has {n} nodes")
     if not 0.0 < damping < 1.0:
         raise InvalidArgumentError(f"damping must be in (0, 1), got {damping!r}")
     if n == 0:
@@ -267,8 +263,9 @@ class GraphReranker:
         Ties keep the input order, so the result is deterministic. The inputs
         are not modified.
         """
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int)
-                                  or top_k < 0):
+        if top_k is not None and (
+            isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0
+        ):
             raise InvalidArgumentError(f"top_k must be an integer >= 0 or None, got {top_k!r}")
         if not evidence:
             return []

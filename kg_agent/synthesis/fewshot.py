@@ -48,11 +48,47 @@ _EXAMPLE_KEYS = ("question", "evidence", "answer", "reasoning")
 _EVIDENCE_KEYS = ("n", "title", "heading", "text")
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _WORD = re.compile(r"\w+")
-_STOP = frozenset({
-    "a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "as",
-    "is", "are", "was", "were", "be", "been", "do", "does", "did", "what", "which", "who",
-    "whom", "whose", "when", "where", "how", "that", "this", "these", "those", "it", "its",
-})
+_STOP = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "by",
+        "with",
+        "from",
+        "and",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "do",
+        "does",
+        "did",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "how",
+        "that",
+        "this",
+        "these",
+        "those",
+        "it",
+        "its",
+    }
+)
 
 
 class FewShotError(KGAgentError):
@@ -139,8 +175,11 @@ def _example(obj: Any, where: str) -> FewShotExample:
                 raise FewShotError(f"{where}: {label}: {key} must be a non-empty string")
         if not isinstance(ev["heading"], str):
             raise FewShotError(f"{where}: {label}: heading must be a string ('' for the lead)")
-        evidence.append(EvidenceSnippet(i, ev["title"].strip(), ev["heading"].strip(),
-                                        " ".join(ev["text"].split())))
+        evidence.append(
+            EvidenceSnippet(
+                i, ev["title"].strip(), ev["heading"].strip(), " ".join(ev["text"].split())
+            )
+        )
     answer = obj["answer"].strip()
     cited = _citations(answer)
     if not cited:

@@ -1,0 +1,90 @@
+"""Numbered evidence for synthesis, and the citations that map ``[n]`` back to sections.
+
+:class:`MultiDocSynthesizer` groups evidence by article (a model reasons better
+over "everything we have on Charles Babbage" than over interleaved fragments),
+numbering sections so every ``[n]`` names one article *and* one section.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from kg_agent.retrieval.base import Evidence
+
+_CITE = re.compile(r"\[(\d{1,3})\]")
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """``[n]`` in an answer: which article and section it points to."""
+
+    n: int
+    title: str
+    heading_path: str
+    section_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class NumberedEvidence:
+    """Evidence in the order the prompt shows it, with its citation numbers."""
+
+    items: tuple[tuple[int, Evidence], ...]
+    text: str
+
+    def citation(self, n: int) -> Citation | None:
+        for num, ev in self.items:
+            if num == n:
+                return Citation(n, ev.title, ev.heading_path, ev.section_id)
+        return None
+
+    def citations_in(self, answer: str) -> list[Citation]:
+        """Citations for the distinct valid ``[n]`` markers of ``answer``, in order."""
+        seen: list[Citation] = []
+        for m in _CITE.finditer(answer):
+            c = self.citation(int(m.group(1)))
+            if c is not None and c not in seen:
+                seen.append(c)
+        return seen
+
+
+def _section_label(ev: Evidence) -> str:
+    return ev.heading_path or "introduction"
+
+
+class MultiDocSynthesizer:
+    """Builds the numbered evidence block, grouped by article when ``group`` is on."""
+
+    def __init__(self, *, group: bool = True, max_chars_per_section: int = 1500) -> None:
+        self.group = group
+        self.max_chars = max_chars_per_section
+
+    def number(self, evidence: Sequence[Evidence]) -> NumberedEvidence:
+        ordered = list(evidence)
+        if self.group:
+            order: dict[str, list[Evidence]] = {}
+            for ev in ordered:
+                order.setdefault(ev.title, []).append(ev)
+            ordered = [ev for group in order.values() for ev in group]
+        items = tuple((i, ev) for i, ev in enumerate(ordered, 1))
+        lines: list[str] = []
+        current = None
+        for n, ev in items:
+            text = (
+                ev.content
+                if len(ev.content) <= self.max_chars
+                else ev.content[: self.max_chars] + " …"
+            )
+            if self.group:
+                if ev.title != current:
+                    current = ev.title
+                    lines.append(f"\n## {ev.title}")
+                lines.append(f"[{n}] ({_section_label(ev)}) {text}")
+            else:
+                lines.append(f"[{n}] {ev.title} — {_section_label(ev)}: {text}")
+        return NumberedEvidence(items, "\n".join(lines).strip())
