@@ -94,6 +94,11 @@ def main() -> None:
     help="Split sections longer than this into parts (one embedding each).",
 )
 @click.option("--force", is_flag=True, help="Re-load a source that was already loaded.")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Do not reuse or store embeddings in the cache ($KG_AGENT_CACHE_DIR).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the load report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @_library_errors
@@ -106,6 +111,7 @@ def load(
     batch_size: int,
     max_section_words: int,
     force: bool,
+    no_cache: bool,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -125,6 +131,7 @@ def load(
         max_section_words=max_section_words,
         force=force,
         progress=not quiet,
+        cache=not no_cache,
     )
     embedder = Embedder(model, batch_size=batch_size)
     report = load_source(source, db_path, embedder=embedder, options=options)
@@ -149,6 +156,7 @@ def load(
         f" ({report.inferred_mentions:,} inferred)\n"
         f"  categories {report.categories:>10,}\n"
         f"  stubs      {report.stubs:>10,}  (link targets outside the source)\n"
+        f"  cached     {report.cached_embeddings:>10,}  embeddings reused from the cache\n"
         f"  time       {sum(t.values()):>10.1f}s  "
         + "  ".join(f"{k} {v:.1f}s" for k, v in t.items())
         + f"\n  speed      {report.pages_per_s:,.0f} pages/s parsed, "

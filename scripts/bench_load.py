@@ -47,7 +47,8 @@ def run_load(name: str, source: Path, extra: list[str]) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="kg-bench-") as tmp:
         db = Path(tmp) / "graph.kuzu"
         cmd = [sys.executable, "-m", "kg_agent.cli", "load", str(source), "--db", str(db)]
-        cmd += ["--json", "-q", *extra]
+        # --no-cache: measure real embedding, not vectors reused from an earlier run.
+        cmd += ["--json", "-q", "--no-cache", *extra]
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)

@@ -65,14 +65,21 @@ def candidates(store: GraphStore, vectors: np.ndarray, k: int) -> list[list[Evid
     out = []
     for v in vectors:
         hits = store.vector_search(v.tolist(), k)
-        out.append([
-            Evidence(
-                section_id=h.section_id, title=h.title, heading=h.heading,
-                heading_path=h.heading_path, content=h.text, similarity=h.score,
-                pagerank=h.pagerank, score=h.score,
-            )
-            for h in hits
-        ])
+        out.append(
+            [
+                Evidence(
+                    section_id=h.section_id,
+                    title=h.title,
+                    heading=h.heading,
+                    heading_path=h.heading_path,
+                    content=h.text,
+                    similarity=h.score,
+                    pagerank=h.pagerank,
+                    score=h.score,
+                )
+                for h in hits
+            ]
+        )
     return out
 
 
@@ -123,15 +130,20 @@ def main(argv: list[str] | None = None) -> int:
     if not db.exists():
         print(f"building {db} from {args.data / 'corpus.json'} (minutes) ...", file=sys.stderr)
         t0 = time.perf_counter()
-        load_source(args.data / "corpus.json", db, embedder=embedder,
-                    options=LoadOptions(progress=False))
+        load_source(
+            args.data / "corpus.json", db, embedder=embedder, options=LoadOptions(progress=False)
+        )
         print(f"built in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
 
     result: dict[str, Any] = {"questions": len(questions), "candidates": args.candidates}
     with GraphStore.open(db, read_only=True) as store:
         st = store.stats()
-        result["graph"] = {"articles": st.articles, "stubs": st.stub_articles,
-                           "links": st.links, "sections": st.sections}
+        result["graph"] = {
+            "articles": st.articles,
+            "stubs": st.stub_articles,
+            "links": st.links,
+            "sections": st.sections,
+        }
         vectors = embedder.embed([q["question"] for q in questions])
         t0 = time.perf_counter()
         cands = candidates(store, vectors, args.candidates)
@@ -152,8 +164,10 @@ def main(argv: list[str] | None = None) -> int:
             sum(recall(c, g, 10**6) for c, g in zip(cands, gold, strict=True)) / len(gold), 4
         )
         rows = []
-        print(f"{len(questions)} questions, dense top-{args.candidates}; candidates hold "
-              f"{result['candidate_recall']:.3f} of the gold titles")
+        print(
+            f"{len(questions)} questions, dense top-{args.candidates}; candidates hold "
+            f"{result['candidate_recall']:.3f} of the gold titles"
+        )
         print(f"{'setting':<34} {'R@2':>7} {'R@5':>7}")
         print(f"{'baseline (no rerank)':<34} {base['recall@2']:>7.4f} {base['recall@5']:>7.4f}")
         for hops, g, p in itertools.product(HOPS, GLOBAL, PERSONAL):
@@ -167,8 +181,13 @@ def main(argv: list[str] | None = None) -> int:
             label = f"hops={hops} global={g:<4} ppr={p:<4}"
             mark = " *" if w == DEFAULT_WEIGHTS and hops == 1 else ""
             print(f"{label:<34} {scores['recall@2']:>7.4f} {scores['recall@5']:>7.4f}{mark}")
-            rows.append({"hops": hops, "weights": {"retrieval": 1.0, "global_pagerank": g,
-                                                   "personalized_pagerank": p}, **scores})
+            rows.append(
+                {
+                    "hops": hops,
+                    "weights": {"retrieval": 1.0, "global_pagerank": g, "personalized_pagerank": p},
+                    **scores,
+                }
+            )
         result["grid"] = rows
 
         # Latency of the default reranker on the real candidate lists.
@@ -198,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
                 "subgraph_nodes_median": int(statistics.median(nodes)),
                 "subgraph_nodes_max": max(nodes),
                 "subgraph_edges_median": int(statistics.median(edges)),
-                "fetch_ms": ms(fetch), "ppr_ms": ms(ppr), "rerank_total_ms": ms(total),
+                "fetch_ms": ms(fetch),
+                "ppr_ms": ms(ppr),
+                "rerank_total_ms": ms(total),
             }
         timing["synthetic_2k"] = synthetic_ppr_ms()
         result["timing"] = timing

@@ -10,6 +10,12 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# One embedding cache per test session: repeated loads of the same source in the
+# suite reuse vectors, and nothing is written to the user's ~/.cache.
+if "KG_AGENT_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["KG_AGENT_CACHE_DIR"] = tempfile.mkdtemp(prefix="kg-agent-test-cache-")
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"

@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import LoadAborted
 from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, chunk_text, embedding_input
+from kg_agent.ingest.embed_cache import EmbeddingCache
 from kg_agent.ingest.records import ParsedPage
 from kg_agent.ingest.sources import detect_format, fingerprint, iter_pages
 from kg_agent.progress import Progress
@@ -93,6 +94,7 @@ class LoadOptions:
     force: bool = False
     progress: bool = True
     staging_dir: str | None = None
+    cache: bool = True  # reuse embeddings of texts embedded before (see embed_cache)
 
 
 @dataclass(slots=True)
@@ -117,6 +119,7 @@ class LoadReport:
     categories: int = 0
     stubs: int = 0
     rows_written: int = 0
+    cached_embeddings: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     model: str = ""
 
@@ -466,6 +469,9 @@ class Loader:
             "embed", total=st.report.sections, unit="sections", enabled=self.options.progress
         )
         dim = self.embedder.dimension
+        cache = (
+            EmbeddingCache(embedder_identity(self.embedder), dim) if self.options.cache else None
+        )
         st.report.sections = 0
         for i, path in enumerate(st.sections.paths):
             table = st.current(pq.read_table(path))
@@ -479,12 +485,34 @@ class Loader:
                     strict=True,
                 )
             ]
-            vectors = self.embedder.embed(texts, progress=lambda n: prog.update(n))
+            vectors = self._embed_texts(texts, cache, prog)
             flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
             emb = pa.FixedSizeListArray.from_arrays(flat, dim)
             st.embedded.write(table.append_column("embedding", emb), i)
             path.unlink()
         prog.close()
+        if cache is not None:
+            st.report.cached_embeddings = cache.hits
+            cache.close()
+
+    def _embed_texts(
+        self, texts: list[str], cache: EmbeddingCache | None, prog: Progress
+    ) -> np.ndarray:
+        if cache is None:
+            return self.embedder.embed(texts, progress=lambda n: prog.update(n))
+        found = cache.get_many(texts)
+        missing = [i for i, v in enumerate(found) if v is None]
+        out = np.zeros((len(texts), self.embedder.dimension), dtype=np.float32)
+        for i, v in enumerate(found):
+            if v is not None:
+                out[i] = v
+        prog.update(len(texts) - len(missing))
+        if missing:
+            todo = [texts[i] for i in missing]
+            fresh = self.embedder.embed(todo, progress=lambda n: prog.update(n))
+            out[missing] = fresh
+            cache.put_many(todo, fresh)
+        return out
 
     # ------------------------------------------------------------------ phase 5: write
     def _commit(self, store: GraphStore, st: _LoadState, fp: str, started_at: str) -> None:
@@ -723,6 +751,17 @@ class _TitleResolver:
             return self.db_redirects[t]
         self.stubs.add(t)
         return t
+
+
+def embedder_identity(embedder: Embedder) -> str:
+    """What makes two embedders' vectors interchangeable (the cache key's scope)."""
+    parts = [
+        embedder.name,
+        f"seq={getattr(embedder, 'max_seq_length', None)}",
+        f"int8={getattr(embedder, 'quantize', False)}",
+        f"bf16={getattr(embedder, 'uses_bf16', False)}",
+    ]
+    return "|".join(parts)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -171,8 +171,12 @@ class FakeStore:
 
 def _ev(title: str, sim: float, n: int = 0) -> Evidence:
     return Evidence(
-        section_id=f"{title}::{n}", title=title, heading="", heading_path="",
-        content="...", similarity=sim,
+        section_id=f"{title}::{n}",
+        title=title,
+        heading="",
+        heading_path="",
+        content="...",
+        similarity=sim,
     )
 
 
@@ -205,7 +209,12 @@ def test_scores_are_filled_and_inputs_untouched() -> None:
     assert [e.score for e in ev] == [0.0, 0.0, 0.0]  # inputs not modified
     for e in out:
         assert set(e.scores) >= {
-            "retrieval", "retrieval_norm", "pagerank", "pagerank_norm", "ppr", "ppr_norm",
+            "retrieval",
+            "retrieval_norm",
+            "pagerank",
+            "pagerank_norm",
+            "ppr",
+            "ppr_norm",
         }
         assert 0.0 <= e.score <= 1.0
     by = {e.title: e for e in out}
@@ -275,6 +284,12 @@ def test_one_query_per_hop() -> None:
 def test_bad_reranker_settings_raise(kw: dict[str, Any], match: str) -> None:
     with pytest.raises(InvalidArgumentError, match=match):
         _reranker(**kw)
+
+
+def test_nan_similarity_ranks_as_zero() -> None:
+    out = _reranker(RerankWeights(1.0, 0.0, 0.0)).rerank([_ev("C", math.nan), _ev("A", 0.2)])
+    assert [e.title for e in out] == ["A", "C"]
+    assert all(math.isfinite(e.score) for e in out)
 
 
 def test_bad_top_k_raises() -> None:

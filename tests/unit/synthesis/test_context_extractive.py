@@ -1,0 +1,200 @@
+"""Numbered evidence (grouped by article or flat), citation mapping, the extractive answer."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kg_agent.retrieval.base import Evidence
+from kg_agent.synthesis.context import Citation, MultiDocSynthesizer, NumberedEvidence
+from kg_agent.synthesis.extractive import EXTRACTIVE_LABEL, extractive_answer, split_sentences
+
+
+def ev(title: str, heading_path: str, content: str, similarity: float = 0.5) -> Evidence:
+    slug = heading_path.replace(" ", "_") or "intro"
+    return Evidence(
+        section_id=f"{title}::{slug}",
+        title=title,
+        heading=heading_path.rsplit(" > ", 1)[-1],
+        heading_path=heading_path,
+        content=content,
+        similarity=similarity,
+    )
+
+
+# Retrieval order interleaves two articles.
+BABBAGE_INTRO = ev("Charles Babbage", "", "Charles Babbage was an English polymath.", 0.9)
+ENGINE_DESIGN = ev("Analytical Engine", "Design", "The engine had a mill and a store.", 0.8)
+BABBAGE_CAREER = ev(
+    "Charles Babbage", "Career", "He held the Lucasian chair at Cambridge from 1828.", 0.7
+)
+EVIDENCE = [BABBAGE_INTRO, ENGINE_DESIGN, BABBAGE_CAREER]
+
+
+def numbers(numbered: NumberedEvidence) -> list[tuple[int, str]]:
+    return [(n, e.section_id) for n, e in numbered.items]
+
+
+# --------------------------------------------------------------------------- numbering
+
+
+def test_grouped_numbering_keeps_each_article_together() -> None:
+    numbered = MultiDocSynthesizer(group=True).number(EVIDENCE)
+    assert numbers(numbered) == [
+        (1, BABBAGE_INTRO.section_id),
+        (2, BABBAGE_CAREER.section_id),
+        (3, ENGINE_DESIGN.section_id),
+    ]
+    lines = numbered.text.splitlines()
+    assert lines == [
+        "## Charles Babbage",
+        "[1] (introduction) Charles Babbage was an English polymath.",
+        "[2] (Career) He held the Lucasian chair at Cambridge from 1828.",
+        "",
+        "## Analytical Engine",
+        "[3] (Design) The engine had a mill and a store.",
+    ]
+
+
+def test_flat_numbering_keeps_retrieval_order_and_names_article_per_line() -> None:
+    numbered = MultiDocSynthesizer(group=False).number(EVIDENCE)
+    assert numbers(numbered) == [(i, e.section_id) for i, e in enumerate(EVIDENCE, 1)]
+    assert "##" not in numbered.text
+    assert numbered.text.splitlines() == [
+        "[1] Charles Babbage — introduction: Charles Babbage was an English polymath.",
+        "[2] Analytical Engine — Design: The engine had a mill and a store.",
+        "[3] Charles Babbage — Career: He held the Lucasian chair at Cambridge from 1828.",
+    ]
+
+
+@pytest.mark.parametrize("group", [True, False])
+def test_long_sections_are_cut_with_an_ellipsis(group: bool) -> None:
+    long = ev("ENIAC", "Design", "word " * 1000)
+    numbered = MultiDocSynthesizer(group=group, max_chars_per_section=100).number([long])
+    line = next(x for x in numbered.text.splitlines() if x.startswith("[1]"))
+    assert line.endswith(" …")
+    assert len(line) < 100 + 40
+    assert numbered.items[0][1].content == long.content  # the evidence itself is untouched
+
+
+def test_empty_evidence_numbers_nothing() -> None:
+    for group in (True, False):
+        numbered = MultiDocSynthesizer(group=group).number([])
+        assert numbered.items == ()
+        assert numbered.text == ""
+        assert numbered.citations_in("see [1]") == []
+
+
+# --------------------------------------------------------------------------- citations
+
+
+def test_citations_map_numbers_to_article_and_section() -> None:
+    numbered = MultiDocSynthesizer(group=True).number(EVIDENCE)
+    answer = "Babbage [2] designed it [3]; he was a polymath [1]."
+    cites = numbered.citations_in(answer)
+    assert cites == [
+        Citation(2, "Charles Babbage", "Career", BABBAGE_CAREER.section_id),
+        Citation(3, "Analytical Engine", "Design", ENGINE_DESIGN.section_id),
+        Citation(1, "Charles Babbage", "", BABBAGE_INTRO.section_id),
+    ]
+    assert cites[0].to_dict() == {
+        "n": 2,
+        "title": "Charles Babbage",
+        "heading_path": "Career",
+        "section_id": BABBAGE_CAREER.section_id,
+    }
+
+
+def test_same_number_maps_differently_in_flat_and_grouped_numbering() -> None:
+    grouped = MultiDocSynthesizer(group=True).number(EVIDENCE)
+    flat = MultiDocSynthesizer(group=False).number(EVIDENCE)
+    assert grouped.citations_in("[2]")[0].section_id == BABBAGE_CAREER.section_id
+    assert flat.citations_in("[2]")[0].section_id == ENGINE_DESIGN.section_id
+
+
+def test_citations_ignore_invalid_numbers_and_repeat_each_once_in_order() -> None:
+    numbered = MultiDocSynthesizer(group=False).number(EVIDENCE)
+    answer = "A [3] b [0] c [4] d [99] e [3] f [1] g [-1] h [x] i [1000] j [2, 3]"
+    assert [c.n for c in numbered.citations_in(answer)] == [3, 1]
+    assert numbered.citation(0) is None
+    assert numbered.citation(4) is None
+    assert numbered.citations_in("no markers at all") == []
+
+
+# --------------------------------------------------------------------------- extractive
+
+ENIAC_EVIDENCE = [
+    ev(
+        "ENIAC",
+        "",
+        "ENIAC was the first programmable, electronic, general-purpose digital computer. "
+        "It was built at the Moore School of the University of Pennsylvania.",
+        0.8,
+    ),
+    ev(
+        "ENIAC",
+        "Design",
+        "It worked in decimal rather than binary. "
+        "ENIAC contained 17,468 vacuum tubes along with thousands of resistors. "
+        "Programs were set up by hand with cables and switches.",
+        0.7,
+    ),
+    ev(
+        "EDVAC",
+        "Design",
+        "EDVAC used mercury delay lines instead of vacuum tubes for its memory. "
+        "It was a binary machine.",
+        0.6,
+    ),
+]
+
+
+def test_extractive_answer_quotes_the_sentence_with_the_answer() -> None:
+    numbered = MultiDocSynthesizer(group=True).number(ENIAC_EVIDENCE)
+    answer = extractive_answer("How many vacuum tubes did ENIAC contain?", numbered)
+    assert answer.startswith(EXTRACTIVE_LABEL + ": ")
+    assert "ENIAC contained 17,468 vacuum tubes along with thousands of resistors. [2]" in answer
+    one = extractive_answer("How many vacuum tubes did ENIAC contain?", numbered, max_sentences=1)
+    assert one == (
+        f"{EXTRACTIVE_LABEL}: ENIAC contained 17,468 vacuum tubes along with thousands "
+        "of resistors. [2]"
+    )
+
+
+def test_extractive_answer_cites_only_numbers_that_exist() -> None:
+    for group in (True, False):
+        numbered = MultiDocSynthesizer(group=group).number(ENIAC_EVIDENCE)
+        question = "Where was ENIAC built, and what memory did EDVAC use?"
+        answer = extractive_answer(question, numbered)
+        cited = [int(n) for n in re.findall(r"\[(\d+)\]", answer)]
+        assert cited and set(cited) <= {n for n, _ in numbered.items}
+        # Every quoted sentence sits in the evidence it cites.
+        body = answer.removeprefix(EXTRACTIVE_LABEL + ": ")
+        for sentence, n in re.findall(r"(.+?) \[(\d+)\]\s*", body):
+            assert sentence.strip() in numbered.items[int(n) - 1][1].content
+        assert len(numbered.citations_in(answer)) == len(set(cited))
+
+
+def test_extractive_answer_sentences_follow_evidence_order() -> None:
+    numbered = MultiDocSynthesizer(group=False).number(ENIAC_EVIDENCE)
+    answer = extractive_answer("vacuum tubes ENIAC EDVAC memory binary", numbered)
+    cited = [int(n) for n in re.findall(r"\[(\d+)\]", answer)]
+    assert cited == sorted(cited)
+    assert len(cited) == 3
+
+
+def test_extractive_answer_without_evidence_says_so() -> None:
+    numbered = MultiDocSynthesizer().number([])
+    answer = extractive_answer("How many vacuum tubes did ENIAC contain?", numbered)
+    assert answer.startswith(EXTRACTIVE_LABEL)
+    assert "no evidence" in answer
+    assert not re.search(r"\[\d+\]", answer)
+
+
+def test_split_sentences_drops_fragments() -> None:
+    text = "See also. ENIAC contained 17,468 vacuum tubes. Short one.\nIt worked in decimal mode."
+    assert split_sentences(text) == [
+        "ENIAC contained 17,468 vacuum tubes.",
+        "It worked in decimal mode.",
+    ]
