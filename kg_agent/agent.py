@@ -27,7 +27,7 @@ from kg_agent.cypher_packs import (
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import InvalidArgumentError
 from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, client_from_settings
-from kg_agent.retrieval.base import Evidence
+from kg_agent.retrieval.base import Evidence, RetrievalResult
 from kg_agent.retrieval.multi_query import (
     EXPANSION_MODEL,
     MAX_QUESTION_CHARS,
@@ -153,7 +153,12 @@ class KnowledgeGraphAgent:
         return [_as_dict(e) for e in evidence]
 
     def _multi_query(
-        self, question: str, max_results: int, meter: UsageMeter, warnings: list[str]
+        self,
+        question: str,
+        max_results: int,
+        meter: UsageMeter,
+        warnings: list[str],
+        timings: dict[str, float] | None = None,
     ) -> tuple[list[Evidence], dict[str, Any]]:
         q = question[:MAX_QUESTION_CHARS]
         variants: list[str] = []
@@ -176,7 +181,9 @@ class KnowledgeGraphAgent:
             log.warning(msg)
             warnings.append(msg)
             variants = []
-        lists = [self.retriever.search(v, max_results).evidence for v in [q, *variants]]
+        lists = [
+            _timed_search(self.retriever, v, max_results, timings).evidence for v in [q, *variants]
+        ]
         merged = merge_by_title(lists, max_results)
         return merged, {"stage": "multi_query", "path": path, "queries": [q, *variants]}
 
@@ -191,17 +198,18 @@ class KnowledgeGraphAgent:
         meter: UsageMeter,
         warnings: list[str],
         trace: list[dict[str, Any]],
+        timings: dict[str, float] | None = None,
     ) -> list[Evidence]:
         if self.enable_multi_query:
             # Fan-out keeps one section per article; ask for more to leave the
             # quality filter and reranker something to choose from.
-            evidence, info = self._multi_query(question, min(20, top_k), meter, warnings)
+            evidence, info = self._multi_query(question, min(20, top_k), meter, warnings, timings)
             trace.append({**info, "results": len(evidence)})
-            extra = self.retriever.search(question, top_k).evidence
+            extra = _timed_search(self.retriever, question, top_k, timings).evidence
             seen = {e.section_id for e in evidence}
             evidence += [e for e in extra if e.section_id not in seen]
             return evidence
-        result = self.retriever.search(question, top_k)
+        result = _timed_search(self.retriever, question, top_k, timings)
         trace.append(
             {
                 "stage": "semantic_search",
@@ -352,14 +360,18 @@ class KnowledgeGraphAgent:
         q = check_question(question)
         k = top_k or self.top_k
         t_start = time.perf_counter()
-        timings: dict[str, float] = {}
+        # embed + search (summed over every search the query ran) are the parts
+        # of retrieve spent embedding the query and scanning or probing the index.
+        timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
         trace: list[dict[str, Any]] = []
         warnings: list[str] = []
         meter = UsageMeter()
 
         graph = self._graph_answer(q, trace)
         t0 = time.perf_counter()
-        evidence = self._vector_primary_retrieve(q, self.candidates, meter, warnings, trace)
+        evidence = self._vector_primary_retrieve(
+            q, self.candidates, meter, warnings, trace, timings
+        )
         timings["retrieve"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         evidence = self._filter_quality(evidence, q, trace)
@@ -371,6 +383,9 @@ class KnowledgeGraphAgent:
         timings["rerank"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         answer, numbered, mode = self._synthesize(q, evidence, meter, warnings)
+        # path says whether Claude wrote the prose, also when a graph answer is
+        # prepended below and mode becomes "graph".
+        path = "claude" if mode == "claude" else "offline"
         if graph is not None:
             answer = _format_graph_answer(graph) + "\n\n" + answer
             mode = "graph"
@@ -383,7 +398,7 @@ class KnowledgeGraphAgent:
             answer=answer,
             citations=numbered.citations_in(answer),
             evidence=ordered,
-            path="claude" if mode == "claude" else "offline",
+            path=path,
             mode=mode,
             trace=trace,
             usage=meter.as_dict(),
@@ -403,6 +418,18 @@ def check_question(question: str) -> str:
             f"the question is {len(q):,} characters long; the limit is {MAX_QUESTION_LENGTH:,}"
         )
     return q
+
+
+def _timed_search(
+    retriever: SemanticRetriever, query: str, top_k: int, timings: dict[str, float] | None
+) -> RetrievalResult:
+    """``retriever.search``, adding its embed and search seconds to ``timings``."""
+    result = retriever.search(query, top_k)
+    if timings is not None:
+        for key in ("embed", "search"):
+            spent = (getattr(result, "timings", None) or {}).get(key, 0.0)
+            timings[key] = timings.get(key, 0.0) + float(spent)
+    return result
 
 
 def _as_dict(ev: Evidence) -> dict[str, Any]:

@@ -5,11 +5,19 @@ embeddings (held in memory, 1.5 KB per section) is both exact and faster than
 an index probe; above it, Kùzu's HNSW index answers with bounded memory.
 ``scripts/bench_query.py --index-recall`` measures the index's recall against
 the exact scan.
+
+Two things keep a warm query fast on a small, busy CPU (docs/BENCHMARKS.md):
+the query is embedded on one torch thread (see :func:`_query_threads`) and the
+scan is a numpy ``einsum`` rather than a BLAS product, whose worker threads must
+be woken for every call. Either wake-up costs milliseconds to hundreds of
+milliseconds when other processes hold the cores.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -20,6 +28,40 @@ from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
 from kg_agent.store import GraphStore, SectionHit
 
 EXACT_SCAN_MAX_SECTIONS = 200_000
+
+QUERY_EMBED_THREADS = 1
+"""torch intra-op threads while one query is embedded (restored afterwards)."""
+
+
+@contextlib.contextmanager
+def _query_threads(embedder: Embedder) -> Iterator[None]:
+    """Embed one query on :data:`QUERY_EMBED_THREADS` torch thread(s).
+
+    A query is a dozen word pieces: splitting its small matrix products across
+    threads saves little on an idle CPU, and when other processes hold the cores
+    every one of the forward pass's parallel regions waits for a descheduled
+    worker (measured on 2 busy cores: p50 of 195 ms on 2 threads, 17 ms on one).
+    Leaves torch alone when the embedder's ``threads`` was set explicitly, for
+    other embedders, and off the CPU.
+    """
+    if (
+        not isinstance(embedder, Embedder)
+        or embedder.threads is not None
+        or not embedder.device.startswith("cpu")
+    ):
+        yield
+        return
+    import torch  # the model's own import: free once it has loaded
+
+    before = torch.get_num_threads()
+    if before <= QUERY_EMBED_THREADS:
+        yield
+        return
+    torch.set_num_threads(QUERY_EMBED_THREADS)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _evidence(hit: SectionHit, score: float, source: str) -> Evidence:
@@ -71,7 +113,8 @@ class SemanticRetriever(Retriever):
 
     def search(self, query: str, top_k: int = 10) -> RetrievalResult:
         t0 = time.perf_counter()
-        vec = self.embedder.embed_query(query)
+        with _query_threads(self.embedder):
+            vec = self.embedder.embed_query(query)
         t1 = time.perf_counter()
         evidence = self.search_vector(vec, top_k)
         t2 = time.perf_counter()
@@ -90,7 +133,10 @@ class SemanticRetriever(Retriever):
         assert self._ids is not None
         if not self._ids:
             return []
-        sims = self._matrix @ np.asarray(vec, dtype=np.float32)
+        # einsum, not ``@``: numpy's single-threaded loop scans 10 MB in under a
+        # millisecond; BLAS wakes its threads for a product this size, which costs
+        # 5-10 ms right after the query was embedded (measured, 2 busy cores).
+        sims = np.einsum("ij,j->i", self._matrix, np.asarray(vec, dtype=np.float32))
         k = min(top_k, len(self._ids))
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top], kind="stable")]

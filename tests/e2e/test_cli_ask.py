@@ -1,0 +1,203 @@
+"""The real ``kg-agent ask`` and ``kg-agent cypher`` commands on the sample graph.
+
+Run in-process through click's CliRunner with no Anthropic credentials, so the
+answers come from the offline path (one test points ``--api-key`` at the local
+fake Messages-API server to check the CLI's Claude path and its warnings).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from kg_agent.cli import main
+from kg_agent.embedding import Embedder
+from kg_agent.ingest.pipeline import LoadReport
+from kg_agent.synthesis.extractive import EXTRACTIVE_LABEL
+from tests.support.fake_anthropic import DEFAULT_KEY, fake_anthropic_server, overloaded
+
+ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "KG_AGENT_DB")
+ENIAC_Q = "How many vacuum tubes did ENIAC contain?"
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ENV_KEYS:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="module")
+def db(sample_graph: tuple[Path, LoadReport]) -> str:
+    return str(sample_graph[0])
+
+
+@pytest.fixture
+def shared_model(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the CLI's agent reuse the session's loaded model instead of loading its own."""
+    monkeypatch.setattr("kg_agent.agent.Embedder", lambda *a, **k: embedder)
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def one_error_line(result: Result) -> str:
+    """The output of a failed command: exactly one line, starting with 'Error:'."""
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+# --------------------------------------------------------------------------- ask
+
+
+def test_ask_prints_an_answer_and_its_sources(db: str) -> None:
+    # No shared_model here: the command loads the model itself, as installed.
+    result = invoke("ask", ENIAC_Q, "--db", db)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert out.startswith(EXTRACTIVE_LABEL + ": ")
+    assert "17,468" in out
+    answer, _, sources = out.partition("\nSources:\n")
+    assert sources, out
+    source_lines = sources.rstrip().splitlines()
+    assert source_lines
+    for line in source_lines:
+        assert re.fullmatch(r"  \[\d+\] .+", line), line
+    cited = sorted({int(n) for n in re.findall(r"\[(\d+)\]", answer)})
+    listed = sorted(int(re.match(r"  \[(\d+)\]", line).group(1)) for line in source_lines)  # type: ignore[union-attr]
+    assert cited == listed
+    assert any(line.endswith("] ENIAC — Design") for line in source_lines)
+    assert re.search(r"\(offline: extractive, \d+ ms\)", result.stderr)
+    assert "Evidence (ranked)" not in out
+
+
+def test_ask_json(db: str, shared_model: None) -> None:
+    result = invoke("ask", ENIAC_Q, "--db", db, "--json")
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    assert {"answer", "citations", "evidence", "path", "mode", "trace", "usage"} <= data.keys()
+    assert data["path"] == "offline" and data["mode"] == "extractive"
+    assert data["question"] == ENIAC_Q
+    assert "17,468" in data["answer"]
+    assert data["citations"]
+    for c in data["citations"]:
+        assert c.keys() == {"n", "title", "heading_path", "section_id"}
+        ev = data["evidence"][c["n"] - 1]
+        assert (ev["title"], ev["section_id"]) == (c["title"], c["section_id"])
+    assert all({"title", "content", "similarity", "scores"} <= e.keys() for e in data["evidence"])
+    assert data["usage"]["calls"] == 0
+
+
+def test_ask_evidence_shows_scores(db: str, shared_model: None) -> None:
+    result = invoke("ask", ENIAC_Q, "--db", db, "--evidence", "--top-k", "4")
+    assert result.exit_code == 0, result.output
+    _, _, block = result.stdout.partition("\nEvidence (ranked):\n")
+    lines = block.rstrip().splitlines()
+    assert len(lines) == 4
+    pattern = r"  \[(\d)\] score (-?\d\.\d{3})  (.+?)  \((.+)\)"
+    for i, line in enumerate(lines, 1):
+        m = re.fullmatch(pattern, line)
+        assert m, line
+        assert int(m.group(1)) == i
+        parts = dict(p.rsplit(" ", 1) for p in m.group(4).split(", "))
+        assert {"semantic", "quality", "rerank"} <= parts.keys()
+        assert all(re.fullmatch(r"-?\d\.\d{3}", v) for v in parts.values())
+
+
+def test_ask_no_enhancements_has_no_rerank_score(db: str, shared_model: None) -> None:
+    result = invoke("ask", ENIAC_Q, "--db", db, "--evidence", "--no-enhancements")
+    assert result.exit_code == 0, result.output
+    block = result.stdout.partition("\nEvidence (ranked):\n")[2]
+    assert block.strip()
+    assert "rerank" not in block and "semantic" in block
+    data = json.loads(invoke("ask", ENIAC_Q, "--db", db, "--json", "--no-reranker").stdout)
+    assert "rerank" not in [s["stage"] for s in data["trace"]]
+
+
+def test_ask_structural_question(db: str, shared_model: None) -> None:
+    result = invoke("ask", "How is Ada Lovelace connected to IBM?", "--db", db)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Graph (connection_path): path=['Ada Lovelace'")
+    assert "(offline: graph" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "question", ["", "   ", "x" * 5000], ids=["empty", "blank", "over-the-limit"]
+)
+def test_ask_bad_question_is_one_error_line(db: str, question: str) -> None:
+    line = one_error_line(invoke("ask", question, "--db", db))
+    assert "question" in line
+
+
+def test_ask_missing_database_is_one_error_line(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.kuzu"
+    line = one_error_line(invoke("ask", ENIAC_Q, "--db", str(missing)))
+    assert str(missing) in line and "not found" in line
+    assert not missing.exists()  # a read path never creates the database
+
+
+def test_ask_with_api_key_uses_claude_and_reports_failures(
+    db: str, shared_model: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with fake_anthropic_server(responder=lambda body: "ENIAC had 17,468 tubes [1].") as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        ok = invoke("ask", ENIAC_Q, "--db", db, "--api-key", DEFAULT_KEY)
+        fake.enqueue(overloaded())
+        degraded = invoke("ask", ENIAC_Q, "--db", db, "--api-key", DEFAULT_KEY)
+        requests = fake.message_requests
+    assert ok.exit_code == 0, ok.output
+    assert ok.stdout.startswith("ENIAC had 17,468 tubes [1].\n\nSources:\n  [1] ")
+    assert "(claude: claude," in ok.stderr
+    assert degraded.exit_code == 0, degraded.output
+    assert degraded.stdout.startswith(EXTRACTIVE_LABEL)
+    assert "warning: synthesis with claude-sonnet-4-6 failed (overloaded)" in degraded.stderr
+    assert len(requests) == 2 and all(r.credential == DEFAULT_KEY for r in requests)
+
+
+# --------------------------------------------------------------------------- cypher
+
+
+def test_cypher_articles_linking_to(db: str) -> None:
+    result = invoke("cypher", "articles_linking_to", "--db", db, "-p", "title=Charles Babbage")
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert rows and all(r.keys() == {"title", "count", "inferred"} for r in rows)
+    assert "Analytical Engine" in [r["title"] for r in rows]
+    limited = invoke(
+        "cypher", "articles_linking_to", "--db", db, "-p", "title=Charles Babbage", "-p", "limit=2"
+    )
+    assert [json.loads(line) for line in limited.stdout.splitlines()] == rows[:2]
+
+
+@pytest.mark.parametrize(
+    ("params", "says"),
+    [
+        (["-p", "title=Charles Babbage", "-p", "limit=abc"], "limit"),
+        (["-p", "title=Charles Babbage", "-p", "limit=0"], "limit"),
+        (["-p", "title"], "KEY=VALUE"),
+        (["-p", "=Charles Babbage"], "KEY=VALUE"),
+        (["-p", "title=Charles Babbage", "-p", "colour=red"], "colour"),
+        ([], "title"),
+    ],
+    ids=["not-an-int", "below-min", "no-equals", "no-key", "unknown", "missing-required"],
+)
+def test_cypher_bad_param_is_one_error_line(db: str, params: list[str], says: str) -> None:
+    line = one_error_line(invoke("cypher", "articles_linking_to", "--db", db, *params))
+    assert says in line
+
+
+def test_cypher_unknown_query_and_missing_database(db: str, tmp_path: Path) -> None:
+    line = one_error_line(invoke("cypher", "drop_everything", "--db", db))
+    assert "drop_everything" in line
+    line = one_error_line(invoke("cypher", "top_pagerank", "--db", str(tmp_path / "missing.kuzu")))
+    assert "not found" in line
