@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 SOURCES = {
     "sample": ROOT / "kg_agent" / "data" / "sample" / "pages-articles.xml",
-    "enwiki": SHARED / "wiki" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2",
+    "enwiki": SHARED
+    / "wiki"
+    / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2",
     "latgalian": SHARED / "wiki" / "smallwiki-latest-pages-articles.xml",
     "2wiki": SHARED / "multihop" / "2wikimultihopqa" / "corpus.json",
     "hotpotqa": SHARED / "multihop" / "hotpotqa" / "hotpot_dev_distractor.dev.json",
