@@ -13,9 +13,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # One embedding cache per test session: repeated loads of the same source in the
 # suite reuse vectors, and nothing is written to the user's ~/.cache.
 if "KG_AGENT_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
     import tempfile
 
     os.environ["KG_AGENT_CACHE_DIR"] = tempfile.mkdtemp(prefix="kg-agent-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["KG_AGENT_CACHE_DIR"], ignore_errors=True)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
