@@ -208,7 +208,7 @@ def _onnx_embedder(special: str, kwargs: dict[str, Any]) -> Any:
                                  extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
                 path = qpath
             opts = ort.SessionOptions()
-            opts.intra_op_num_threads = os.cpu_count() or 1
+            opts.intra_op_num_threads = self.threads or os.cpu_count() or 1
             self.session = ort.InferenceSession(str(path), opts,
                                                 providers=["CPUExecutionProvider"])
             self.input_names = {i.name for i in self.session.get_inputs()}
@@ -237,6 +237,8 @@ def _worker(args: argparse.Namespace) -> None:
     passages, questions = _load_data(args.data, args.limit, args.text_format)
     _, _, special = SETTINGS[setting]
     embedder = _make_embedder(setting)
+    if args.threads:
+        embedder.threads = args.threads  # applied when the model loads
     t0 = time.perf_counter()
     model = embedder.load()
     load_s = time.perf_counter() - t0
@@ -389,9 +391,12 @@ def main(argv: list[str] | None = None) -> None:
                     help="time each setting N times, interleaved with the others; keep the best")
     ap.add_argument("--sample", type=int, default=384,
                     help="passages (a fixed random subset) timed in each round")
-    ap.add_argument("--quality", choices=("auto", "all"), default="auto",
+    ap.add_argument("--quality", choices=("auto", "all", "none"), default="auto",
                     help="'auto' skips the full-corpus recall run for settings that only "
-                    "re-time the fp32 maths (batch size, threads...); 'all' runs it everywhere")
+                    "re-time the fp32 maths (batch size, threads...); 'all' runs it "
+                    "everywhere; 'none' only times")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="override torch's (and ONNX Runtime's) intra-op threads everywhere")
     ap.add_argument("--list", action="store_true", help="list the settings and exit")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -419,8 +424,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# {_machine()}; {len(passages)} passages, {len(questions)} questions, "
           f"text format {args.text_format!r}", flush=True)
 
-    need_quality = set(order) if args.quality == "all" else {
-        s for s in order if s not in TIMING_ONLY}
+    need_quality = {
+        "all": set(order), "none": set(), "auto": set(order) - TIMING_ONLY}[args.quality]
     runs: dict[str, list[dict[str, Any]]] = {s: [] for s in order}
     results: dict[str, dict[str, Any]] = {}
     ref_s: np.ndarray | None = None
@@ -439,6 +444,8 @@ def main(argv: list[str] | None = None) -> None:
                     cmd += ["--limit", str(args.limit)]
                 if quality:
                     cmd.append("--full")
+                if args.threads:
+                    cmd += ["--threads", str(args.threads)]
                 if args.wait_idle > 0:
                     _wait_idle(args.wait_idle)
                 proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -489,7 +496,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.json_out:
         args.json_out.write_text(json.dumps(
             {"machine": _machine(), "n": len(passages), "questions": len(questions),
-             "sample": args.sample, "rounds": args.rounds, "text_format": args.text_format,
+             "sample": args.sample, "rounds": args.rounds, "threads": args.threads,
+             "text_format": args.text_format,
              "argv": sys.argv, "results": rows}, indent=2))
         print(f"# wrote {args.json_out}")
 
@@ -501,7 +509,7 @@ def _fmt(value: Any, spec: str, scale: float = 1.0) -> str:
 def _print_table(rows: list[dict[str, Any]], ref: dict[str, Any] | None) -> None:
     """Markdown table: speed from the best of the rounds on the sample, quality from the
     full run (``-`` where the setting is exact fp32 and was only timed)."""
-    head = ["setting", "pass/s", "speed-up", "others", "full s", "R@2", "R@5",
+    head = ["setting", "pass/s", "speed-up", "pass/cpu-s", "others", "full s", "R@2", "R@5",
             "cos mean", "cos min", "load s", "RSS MiB"]
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
@@ -510,6 +518,7 @@ def _print_table(rows: list[dict[str, Any]], ref: dict[str, Any] | None) -> None
         cos_mean = r.get("cos_mean", r.get("cos_sample"))
         cells = [
             r["setting"], _fmt(r.get("per_s"), ".1f"), _fmt(speed, ".2f") + "x",
+            _fmt(r["sample"] / r["sample_cpu_s"] if r.get("sample_cpu_s") else None, ".1f"),
             _fmt(r.get("sample_other_cores"), ".2f"), _fmt(r.get("full_s"), ".0f"),
             _fmt(r.get("recall@2"), ".2f", 100), _fmt(r.get("recall@5"), ".2f", 100),
             _fmt(cos_mean, ".5f") + ("" if "cos_mean" in r else "*"),
@@ -517,7 +526,8 @@ def _print_table(rows: list[dict[str, Any]], ref: dict[str, Any] | None) -> None
             _fmt(r.get("peak_rss_mib"), ".0f"),
         ]
         print("| " + " | ".join(c if c not in ("", "x", "*") else "-" for c in cells) + " |")
-    print("\npass/s: best of the rounds on the fixed sample; others: cores other processes "
+    print("\npass/s: best of the rounds on the fixed sample; pass/cpu-s: the same run's "
+          "passages per CPU-second of its own; others: cores other processes "
           "took meanwhile; full s: wall time of the whole set (one run); * cosine on the "
           "sample only", flush=True)
 

@@ -37,10 +37,12 @@ QUERY_EMBED_THREADS = 1
 def _query_threads(embedder: Embedder) -> Iterator[None]:
     """Embed one query on :data:`QUERY_EMBED_THREADS` torch thread(s).
 
-    A query is a dozen word pieces: splitting its small matrix products across
-    threads saves little on an idle CPU, and when other processes hold the cores
-    every one of the forward pass's parallel regions waits for a descheduled
-    worker (measured on 2 busy cores: p50 of 195 ms on 2 threads, 17 ms on one).
+    A query is a dozen word pieces, so its matrix products are small and a second
+    thread can save only a few milliseconds even on an idle CPU. When other
+    processes hold the cores, every parallel region of the forward pass waits
+    for a worker thread that is not running. Measured on 2 busy cores: p50 of
+    195 ms on 2 threads, 17 ms on one, and 31 ms against 17 ms with a single
+    other process running.
     Leaves torch alone when the embedder's ``threads`` was set explicitly, for
     other embedders, and off the CPU.
     """
