@@ -52,6 +52,7 @@ class EmbeddingConfig:
     threads: int | None = None
     quantize: bool = False
     precision: Precision = "auto"
+    max_batch_tokens: int | None = 2048
 
     def build(self, device: str = "cpu") -> Embedder:
         return Embedder(
@@ -62,6 +63,7 @@ class EmbeddingConfig:
             threads=self.threads,
             quantize=self.quantize,
             precision=self.precision,
+            max_batch_tokens=self.max_batch_tokens,
         )
 
 
@@ -109,6 +111,7 @@ class Embedder:
         threads: int | None = None,
         quantize: bool = False,
         precision: Precision = "auto",
+        max_batch_tokens: int | None = 2048,
     ) -> None:
         if model is not None and (not isinstance(model, str) or not model.strip()):
             raise InvalidArgumentError(f"model must be a non-empty string or None, got {model!r}")
@@ -116,6 +119,7 @@ class Embedder:
             ("batch_size", batch_size),
             ("max_seq_length", max_seq_length),
             ("threads", threads),
+            ("max_batch_tokens", max_batch_tokens),
         ):
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise InvalidArgumentError(f"{label} must be a positive integer, got {value!r}")
@@ -129,6 +133,7 @@ class Embedder:
         self.threads = threads
         self.quantize = quantize
         self.precision = precision
+        self.max_batch_tokens = max_batch_tokens
         self._model: SentenceTransformer | None = None
         self._dimension: int | None = None
         self._lock = threading.Lock()
@@ -259,12 +264,10 @@ class Embedder:
         if not items:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self.load()
-        order = self._order(model, items)
         out: FloatArray | None = None
         done = 0
         with self._context():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start : start + self.batch_size]
+            for idx in self._batches(model, items):
                 vecs = self._encode_batch(model, [items[i] for i in idx])
                 if out is None:
                     out = np.empty((len(items), vecs.shape[1]), dtype=np.float32)
@@ -282,17 +285,32 @@ class Embedder:
         vec: FloatArray = self.embed([text])[0]
         return vec
 
-    def _order(self, model: SentenceTransformer, items: list[str]) -> npt.NDArray[np.intp]:
-        """Indices of ``items``, longest first, so each batch holds texts of like length."""
-        if self._sort_by == "none" or len(items) <= 1:
-            return np.arange(len(items), dtype=np.intp)
+    def _batches(
+        self, model: SentenceTransformer, items: list[str]
+    ) -> Iterator[npt.NDArray[np.intp]]:
+        """Index arrays of the batches: longest texts first, so each batch holds texts of
+        like length; at most ``batch_size`` texts and, with token lengths known, at most
+        ``max_batch_tokens`` padded tokens (long texts go in smaller batches)."""
+        n = len(items)
+        if self._sort_by == "none" or n <= 1:
+            for start in range(0, n, self.batch_size):
+                yield np.arange(start, min(n, start + self.batch_size), dtype=np.intp)
+            return
         lengths: list[int] | None = None
         if self._sort_by == "tokens":
             lengths = self._token_lengths(model, items)
+        budget = self.max_batch_tokens if lengths is not None else None
         if lengths is None:
             lengths = [len(t) for t in items]
         # stable sort on -length: equal lengths keep input order
-        return np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable").astype(np.intp)
+        order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable").astype(np.intp)
+        start = 0
+        while start < n:
+            size = self.batch_size
+            if budget is not None:
+                size = max(1, min(size, budget // max(1, lengths[order[start]])))
+            yield order[start : start + size]
+            start += size
 
     def _token_lengths(self, model: SentenceTransformer, items: list[str]) -> list[int] | None:
         tokenizer = getattr(model, "tokenizer", None)

@@ -128,6 +128,22 @@ def test_progress_reports_texts_done(embedder: Embedder) -> None:
     assert seen == [4, 8, 10]
 
 
+def test_token_budget_shrinks_batches_of_long_texts(fp32_embedder: Embedder) -> None:
+    emb = fp32_embedder
+    saved = emb.batch_size, emb.max_batch_tokens
+    try:
+        emb.batch_size, emb.max_batch_tokens = 64, 256
+        seen: list[int] = []
+        budgeted = emb.embed(TEXTS, progress=seen.append)
+        emb.max_batch_tokens = None
+        whole = emb.embed(TEXTS)
+    finally:
+        emb.batch_size, emb.max_batch_tokens = saved
+    assert seen[0] == 1  # the 256-token passage fills a batch alone
+    assert seen[-1] == len(TEXTS) and len(seen) > 1
+    assert np.abs(budgeted - whole).max() <= 1e-5
+
+
 def test_bad_model_path_raises_one_line_error(tmp_path: object) -> None:
     emb = Embedder(str(tmp_path) + "/no-such-model")
     assert not emb.is_loaded
@@ -148,7 +164,13 @@ def test_unknown_hub_name_offline_raises(monkeypatch: pytest.MonkeyPatch) -> Non
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"batch_size": 0}, {"max_seq_length": -1}, {"threads": 0}, {"precision": "fp8"}],
+    [
+        {"batch_size": 0},
+        {"max_seq_length": -1},
+        {"threads": 0},
+        {"max_batch_tokens": 0},
+        {"precision": "fp8"},
+    ],
 )
 def test_bad_arguments(kwargs: dict[str, object]) -> None:
     with pytest.raises(InvalidArgumentError):
