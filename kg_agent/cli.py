@@ -61,6 +61,9 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # The model's own "Loading weights" bar would break our progress lines.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
 @main.command()
@@ -82,9 +85,7 @@ def main() -> None:
 @click.option(
     "--batch-size",
     type=click.IntRange(min=1),
-    default=64,
-    show_default=True,
-    help="Embedding batch size.",
+    help="Embedding batch size (default: the embedder's own, tuned for CPUs).",
 )
 @click.option(
     "--max-section-words",
@@ -108,7 +109,7 @@ def load(
     fmt: str,
     limit: int | None,
     model: str | None,
-    batch_size: int,
+    batch_size: int | None,
     max_section_words: int,
     force: bool,
     no_cache: bool,
@@ -133,7 +134,7 @@ def load(
         progress=not quiet,
         cache=not no_cache,
     )
-    embedder = Embedder(model, batch_size=batch_size)
+    embedder = Embedder(model, batch_size=batch_size) if batch_size else Embedder(model)
     report = load_source(source, db_path, embedder=embedder, options=options)
     if as_json:
         _echo_json(report.to_dict())

