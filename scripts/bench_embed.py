@@ -40,8 +40,11 @@ import numpy as np  # noqa: E402
 
 # name -> (what it does, Embedder keyword arguments, special handling)
 SETTINGS: dict[str, tuple[str, dict[str, Any], str]] = {
-    "baseline": ("SentenceTransformer.encode(all, batch_size=64), fp32 (its own char sort)",
-                 {}, "st-encode"),
+    "baseline": (
+        "SentenceTransformer.encode(all, batch_size=64), fp32 (its own char sort)",
+        {},
+        "st-encode",
+    ),
     "naive": ("input order, encode() per batch of 64, fp32", {"precision": "float32"}, "unsorted"),
     "bucket": ("token-length buckets, b64, fp32", {"precision": "float32"}, ""),
     "bucket-chars": ("char-length buckets, b64, fp32", {"precision": "float32"}, "chars"),
@@ -49,53 +52,118 @@ SETTINGS: dict[str, tuple[str, dict[str, Any], str]] = {
     "bucket-b16": ("token buckets, b16, fp32", {"precision": "float32", "batch_size": 16}, ""),
     "bucket-b32": ("token buckets, b32, fp32", {"precision": "float32", "batch_size": 32}, ""),
     "bucket-b128": ("token buckets, b128, fp32", {"precision": "float32", "batch_size": 128}, ""),
-    "bucket-seq128": ("token buckets, b64, fp32, max_seq_length 128",
-                      {"precision": "float32", "max_seq_length": 128}, ""),
-    "bucket-t1": ("token buckets, b64, fp32, 1 intra-op thread",
-                  {"precision": "float32", "threads": 1}, ""),
-    "bucket-interop1": ("token buckets, b64, fp32, 1 inter-op thread",
-                        {"precision": "float32"}, "interop1"),
-    "bucket-nograd": ("token buckets, b64, fp32, torch.no_grad instead of inference_mode",
-                      {"precision": "float32"}, "nograd"),
+    "bucket-seq128": (
+        "token buckets, b64, fp32, max_seq_length 128",
+        {"precision": "float32", "max_seq_length": 128},
+        "",
+    ),
+    "bucket-t1": (
+        "token buckets, b64, fp32, 1 intra-op thread",
+        {"precision": "float32", "threads": 1},
+        "",
+    ),
+    "bucket-interop1": (
+        "token buckets, b64, fp32, 1 inter-op thread",
+        {"precision": "float32"},
+        "interop1",
+    ),
+    "bucket-nograd": (
+        "token buckets, b64, fp32, torch.no_grad instead of inference_mode",
+        {"precision": "float32"},
+        "nograd",
+    ),
     "bf16": ("token buckets, b64, bf16 autocast", {"precision": "bfloat16"}, ""),
-    "bf16-b8": ("token buckets, b8, bf16 autocast",
-                {"precision": "bfloat16", "batch_size": 8}, ""),
-    "bf16-b16": ("token buckets, b16, bf16 autocast",
-                 {"precision": "bfloat16", "batch_size": 16}, ""),
-    "bf16-b32": ("token buckets, b32, bf16 autocast",
-                 {"precision": "bfloat16", "batch_size": 32}, ""),
-    "bf16-b128": ("token buckets, b128, bf16 autocast",
-                  {"precision": "bfloat16", "batch_size": 128}, ""),
-    "bucket-tok2048": ("token buckets, <=128 texts and <=2048 padded tokens a batch, fp32",
-                       {"precision": "float32", "batch_size": 128, "max_batch_tokens": 2048}, ""),
-    "bf16-tok1024": ("token buckets, <=128 texts and <=1024 padded tokens a batch, bf16",
-                     {"precision": "bfloat16", "batch_size": 128, "max_batch_tokens": 1024}, ""),
-    "bf16-tok2048": ("token buckets, <=128 texts and <=2048 padded tokens a batch, bf16",
-                     {"precision": "bfloat16", "batch_size": 128, "max_batch_tokens": 2048}, ""),
-    "bf16-tok4096": ("token buckets, <=128 texts and <=4096 padded tokens a batch, bf16",
-                     {"precision": "bfloat16", "batch_size": 128, "max_batch_tokens": 4096}, ""),
-    "bf16-seq128": ("token buckets, b64, bf16 autocast, max_seq_length 128",
-                    {"precision": "bfloat16", "max_seq_length": 128}, ""),
-    "bf16-weights": ("token buckets, b64, model cast to bf16 (weights and activations)",
-                     {"precision": "float32"}, "bf16-weights"),
-    "int8": ("token buckets, b64, dynamic int8 Linear (per-tensor weights)",
-             {"quantize": True}, ""),
-    "int8-pc": ("token buckets, b64, dynamic int8 Linear (per-channel weights)",
-                {"quantize": True}, "per-channel"),
+    "bf16-b8": ("token buckets, b8, bf16 autocast", {"precision": "bfloat16", "batch_size": 8}, ""),
+    "bf16-b16": (
+        "token buckets, b16, bf16 autocast",
+        {"precision": "bfloat16", "batch_size": 16},
+        "",
+    ),
+    "bf16-b32": (
+        "token buckets, b32, bf16 autocast",
+        {"precision": "bfloat16", "batch_size": 32},
+        "",
+    ),
+    "bf16-b128": (
+        "token buckets, b128, bf16 autocast",
+        {"precision": "bfloat16", "batch_size": 128},
+        "",
+    ),
+    "bucket-tok2048": (
+        "token buckets, <=128 texts and <=2048 padded tokens a batch, fp32",
+        {"precision": "float32", "batch_size": 128, "max_batch_tokens": 2048},
+        "",
+    ),
+    "bf16-tok1024": (
+        "token buckets, <=128 texts and <=1024 padded tokens a batch, bf16",
+        {"precision": "bfloat16", "batch_size": 128, "max_batch_tokens": 1024},
+        "",
+    ),
+    "bf16-tok2048": (
+        "token buckets, <=128 texts and <=2048 padded tokens a batch, bf16",
+        {"precision": "bfloat16", "batch_size": 128, "max_batch_tokens": 2048},
+        "",
+    ),
+    "bf16-tok4096": (
+        "token buckets, <=128 texts and <=4096 padded tokens a batch, bf16",
+        {"precision": "bfloat16", "batch_size": 128, "max_batch_tokens": 4096},
+        "",
+    ),
+    "bf16-seq128": (
+        "token buckets, b64, bf16 autocast, max_seq_length 128",
+        {"precision": "bfloat16", "max_seq_length": 128},
+        "",
+    ),
+    "bf16-weights": (
+        "token buckets, b64, model cast to bf16 (weights and activations)",
+        {"precision": "float32"},
+        "bf16-weights",
+    ),
+    "int8": (
+        "token buckets, b64, dynamic int8 Linear (per-tensor weights)",
+        {"quantize": True},
+        "",
+    ),
+    "int8-pc": (
+        "token buckets, b64, dynamic int8 Linear (per-channel weights)",
+        {"quantize": True},
+        "per-channel",
+    ),
     "default": ("Embedder() as shipped", {}, ""),
     # ONNX Runtime (needs `pip install onnxruntime onnx`; not a project dependency):
     # torch.onnx export of the shipped weights, offline, then BERT fusion.
-    "onnx": ("ONNX Runtime, fused BERT graph, fp32, token buckets, b64",
-             {"precision": "float32"}, "onnx"),
-    "onnx-int8": ("ONNX Runtime, fused graph, dynamic int8 (per-channel)",
-                  {"precision": "float32"}, "onnx-int8"),
+    "onnx": (
+        "ONNX Runtime, fused BERT graph, fp32, token buckets, b64",
+        {"precision": "float32"},
+        "onnx",
+    ),
+    "onnx-int8": (
+        "ONNX Runtime, fused graph, dynamic int8 (per-channel)",
+        {"precision": "float32"},
+        "onnx-int8",
+    ),
 }
 # Settings whose vectors equal another's up to rounding (same maths, other schedule):
 # timed on the sample only unless --quality all.
-TIMING_ONLY = {"naive", "bucket-chars", "bucket-b8", "bucket-b16", "bucket-b32", "bucket-b128",
-               "bucket-t1", "bucket-interop1", "bucket-nograd", "bucket-tok2048", "bf16-b8",
-               "bf16-b16", "bf16-b32", "bf16-b128", "bf16-tok1024", "bf16-tok2048",
-               "bf16-tok4096"}
+TIMING_ONLY = {
+    "naive",
+    "bucket-chars",
+    "bucket-b8",
+    "bucket-b16",
+    "bucket-b32",
+    "bucket-b128",
+    "bucket-t1",
+    "bucket-interop1",
+    "bucket-nograd",
+    "bucket-tok2048",
+    "bf16-b8",
+    "bf16-b16",
+    "bf16-b32",
+    "bf16-b128",
+    "bf16-tok1024",
+    "bf16-tok2048",
+    "bf16-tok4096",
+}
 SWEEP = [s for s in SETTINGS if s != "default" and not s.startswith("onnx")]
 
 
@@ -178,8 +246,9 @@ def _onnx_embedder(special: str, kwargs: dict[str, Any]) -> Any:
             bert: Any = model[0].auto_model
             bert.eval()
             bert.config._attn_implementation = "eager"  # traceable attention
-            enc = model.tokenizer(["hello world", "a longer sentence for tracing"],
-                                  padding=True, return_tensors="pt")
+            enc = model.tokenizer(
+                ["hello world", "a longer sentence for tracing"], padding=True, return_tensors="pt"
+            )
             names = ["input_ids", "attention_mask", "token_type_ids"]
 
             class Wrap(torch.nn.Module):
@@ -187,17 +256,24 @@ def _onnx_embedder(special: str, kwargs: dict[str, Any]) -> Any:
                     super().__init__()
                     self.inner = inner
 
-                def forward(self, input_ids: Any, attention_mask: Any,
-                            token_type_ids: Any) -> Any:
-                    return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                                      token_type_ids=token_type_ids).last_hidden_state
+                def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+                    return self.inner(
+                        input_ids=input_ids,
+                        attention_mask=attention_mask,
+                        token_type_ids=token_type_ids,
+                    ).last_hidden_state
 
             raw = workdir / "model.onnx"
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 torch.onnx.export(
-                    Wrap(bert), tuple(enc[n] for n in names), str(raw), input_names=names,
-                    output_names=["hidden"], opset_version=17, dynamo=False,
+                    Wrap(bert),
+                    tuple(enc[n] for n in names),
+                    str(raw),
+                    input_names=names,
+                    output_names=["hidden"],
+                    opset_version=17,
+                    dynamo=False,
                     dynamic_axes={n: {0: "b", 1: "s"} for n in [*names, "hidden"]},
                 )
             path = raw
@@ -205,9 +281,12 @@ def _onnx_embedder(special: str, kwargs: dict[str, Any]) -> Any:
                 from onnxruntime.transformers import optimizer  # type: ignore[import-not-found]
 
                 cfg = bert.config
-                opt = optimizer.optimize_model(str(raw), model_type="bert",
-                                               num_heads=cfg.num_attention_heads,
-                                               hidden_size=cfg.hidden_size)
+                opt = optimizer.optimize_model(
+                    str(raw),
+                    model_type="bert",
+                    num_heads=cfg.num_attention_heads,
+                    hidden_size=cfg.hidden_size,
+                )
                 path = workdir / "model.opt.onnx"
                 opt.save_model_to_file(str(path))
             except Exception as exc:
@@ -220,14 +299,17 @@ def _onnx_embedder(special: str, kwargs: dict[str, Any]) -> Any:
                 )
 
                 qpath = workdir / "model.int8.onnx"
-                quantize_dynamic(str(path), str(qpath), weight_type=QuantType.QInt8,
-                                 per_channel=True,
-                                 extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+                quantize_dynamic(
+                    str(path),
+                    str(qpath),
+                    weight_type=QuantType.QInt8,
+                    per_channel=True,
+                    extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+                )
                 path = qpath
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = self.threads or os.cpu_count() or 1
-            self.session = ort.InferenceSession(str(path), opts,
-                                                providers=["CPUExecutionProvider"])
+            self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
             self.input_names = {i.name for i in self.session.get_inputs()}
             return model
 
@@ -237,8 +319,13 @@ def _onnx_embedder(special: str, kwargs: dict[str, Any]) -> Any:
             return contextlib.nullcontext()
 
         def _encode_batch(self, model: Any, batch: list[str]) -> Any:
-            enc = model.tokenizer(batch, padding=True, truncation=True,
-                                  max_length=model.max_seq_length, return_tensors="np")
+            enc = model.tokenizer(
+                batch,
+                padding=True,
+                truncation=True,
+                max_length=model.max_seq_length,
+                return_tensors="np",
+            )
             feeds = {k: v.astype(np.int64) for k, v in enc.items() if k in self.input_names}
             hidden = self.session.run(None, feeds)[0]
             mask = enc["attention_mask"][..., None].astype(np.float32)
@@ -261,9 +348,11 @@ def _worker(args: argparse.Namespace) -> None:
     load_s = time.perf_counter() - t0
 
     if special == "st-encode":
+
         def embed(texts: list[str]) -> Any:
-            return model.encode(texts, batch_size=64, normalize_embeddings=True,
-                                show_progress_bar=False).astype(np.float32)
+            return model.encode(
+                texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False
+            ).astype(np.float32)
     else:
         embed = embedder.embed
 
@@ -357,7 +446,10 @@ def _load_data(
 
 
 def recall_at(
-    pvecs: np.ndarray, qvecs: np.ndarray, titles: list[str], gold: list[list[str]],
+    pvecs: np.ndarray,
+    qvecs: np.ndarray,
+    titles: list[str],
+    gold: list[list[str]],
     ks: tuple[int, ...] = (2, 5),
 ) -> dict[int, float]:
     """Mean share of gold titles among the top-k distinct titles (exact cosine)."""
@@ -394,26 +486,57 @@ def _machine() -> str:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--limit", type=int, default=None, help="first N passages only")
-    ap.add_argument("--settings", default=",".join(SWEEP),
-                    help=f"comma-separated subset of: {', '.join(SETTINGS)}")
-    ap.add_argument("--reference", default="baseline",
-                    help="setting whose vectors the cosine column compares to (always run)")
-    ap.add_argument("--text-format", choices=("title", "text"), default="title",
-                    help='"title" embeds "title: text", "text" the text alone')
+    ap.add_argument(
+        "--settings",
+        default=",".join(SWEEP),
+        help=f"comma-separated subset of: {', '.join(SETTINGS)}",
+    )
+    ap.add_argument(
+        "--reference",
+        default="baseline",
+        help="setting whose vectors the cosine column compares to (always run)",
+    )
+    ap.add_argument(
+        "--text-format",
+        choices=("title", "text"),
+        default="title",
+        help='"title" embeds "title: text", "text" the text alone',
+    )
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--json", dest="json_out", type=Path, help="write the results here")
-    ap.add_argument("--wait-idle", type=float, default=0.0, metavar="S",
-                    help="before each setting, wait up to S s for other processes to go idle")
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="time each setting N times, interleaved with the others; keep the best")
-    ap.add_argument("--sample", type=int, default=384,
-                    help="passages (a fixed random subset) timed in each round")
-    ap.add_argument("--quality", choices=("auto", "all", "none"), default="auto",
-                    help="'auto' skips the full-corpus recall run for settings that only "
-                    "re-time the fp32 maths (batch size, threads...); 'all' runs it "
-                    "everywhere; 'none' only times")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="override torch's (and ONNX Runtime's) intra-op threads everywhere")
+    ap.add_argument(
+        "--wait-idle",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="before each setting, wait up to S s for other processes to go idle",
+    )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="time each setting N times, interleaved with the others; keep the best",
+    )
+    ap.add_argument(
+        "--sample",
+        type=int,
+        default=384,
+        help="passages (a fixed random subset) timed in each round",
+    )
+    ap.add_argument(
+        "--quality",
+        choices=("auto", "all", "none"),
+        default="auto",
+        help="'auto' skips the full-corpus recall run for settings that only "
+        "re-time the fp32 maths (batch size, threads...); 'all' runs it "
+        "everywhere; 'none' only times",
+    )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="override torch's (and ONNX Runtime's) intra-op threads everywhere",
+    )
     ap.add_argument("--list", action="store_true", help="list the settings and exit")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -438,11 +561,15 @@ def main(argv: list[str] | None = None) -> None:
     corpus = json.loads(corpus_path.read_text(encoding="utf-8"))[: len(passages)]
     titles = [d["title"] for d in corpus]
     gold = [q["supporting_facts"] for q in questions]
-    print(f"# {_machine()}; {len(passages)} passages, {len(questions)} questions, "
-          f"text format {args.text_format!r}", flush=True)
+    print(
+        f"# {_machine()}; {len(passages)} passages, {len(questions)} questions, "
+        f"text format {args.text_format!r}",
+        flush=True,
+    )
 
-    need_quality = {
-        "all": set(order), "none": set(), "auto": set(order) - TIMING_ONLY}[args.quality]
+    need_quality = {"all": set(order), "none": set(), "auto": set(order) - TIMING_ONLY}[
+        args.quality
+    ]
     runs: dict[str, list[dict[str, Any]]] = {s: [] for s in order}
     results: dict[str, dict[str, Any]] = {}
     ref_s: np.ndarray | None = None
@@ -454,9 +581,20 @@ def main(argv: list[str] | None = None) -> None:
                     continue  # failed in round 1
                 out = str(Path(tmp) / f"{setting}.{rnd}")
                 quality = rnd == 0 and setting in need_quality
-                cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", setting,
-                       "--out", out, "--text-format", args.text_format,
-                       "--data", str(args.data), "--sample", str(args.sample)]
+                cmd = [
+                    sys.executable,
+                    str(Path(__file__).resolve()),
+                    "--worker",
+                    setting,
+                    "--out",
+                    out,
+                    "--text-format",
+                    args.text_format,
+                    "--data",
+                    str(args.data),
+                    "--sample",
+                    str(args.sample),
+                ]
                 if args.limit is not None:
                     cmd += ["--limit", str(args.limit)]
                 if quality:
@@ -475,10 +613,15 @@ def main(argv: list[str] | None = None) -> None:
                 sv = np.load(out + ".s.npy")
                 if setting == args.reference and rnd == 0:
                     ref_s = sv
-                row = results.setdefault(setting, {
-                    "setting": setting, "desc": SETTINGS[setting][0], "n": len(passages),
-                    "sample": min(args.sample, len(passages)),
-                })
+                row = results.setdefault(
+                    setting,
+                    {
+                        "setting": setting,
+                        "desc": SETTINGS[setting][0],
+                        "n": len(passages),
+                        "sample": min(args.sample, len(passages)),
+                    },
+                )
                 row["load_s"] = min(row.get("load_s", 1e9), run["load_s"])
                 row["peak_rss_mib"] = max(row.get("peak_rss_mib", 0.0), run["peak_rss_mib"])
                 row["bf16"], row["threads"] = run["bf16"], run["threads"]
@@ -502,20 +645,33 @@ def main(argv: list[str] | None = None) -> None:
                 row["sample_cpu_s"] = best["sample"]["cpu_s"]
                 row["per_s"] = row["sample"] / row["sample_s"]
                 row["rounds"] = len(runs[setting])
-                print(f"# round {rnd + 1}: {setting}: {row['sample'] / run['sample']['s']:.1f}"
-                      f" passages/s (others {run['sample']['other_cores']:.2f} cores)"
-                      + (f", full {len(passages)} in {run['full']['s']:.0f} s" if quality else ""),
-                      flush=True)
+                print(
+                    f"# round {rnd + 1}: {setting}: {row['sample'] / run['sample']['s']:.1f}"
+                    f" passages/s (others {run['sample']['other_cores']:.2f} cores)"
+                    + (f", full {len(passages)} in {run['full']['s']:.0f} s" if quality else ""),
+                    flush=True,
+                )
     rows = [results[s] for s in order if s in results]
     print()
     _print_table(rows, results.get(args.reference))
 
     if args.json_out:
-        args.json_out.write_text(json.dumps(
-            {"machine": _machine(), "n": len(passages), "questions": len(questions),
-             "sample": args.sample, "rounds": args.rounds, "threads": args.threads,
-             "text_format": args.text_format,
-             "argv": sys.argv, "results": rows}, indent=2))
+        args.json_out.write_text(
+            json.dumps(
+                {
+                    "machine": _machine(),
+                    "n": len(passages),
+                    "questions": len(questions),
+                    "sample": args.sample,
+                    "rounds": args.rounds,
+                    "threads": args.threads,
+                    "text_format": args.text_format,
+                    "argv": sys.argv,
+                    "results": rows,
+                },
+                indent=2,
+            )
+        )
         print(f"# wrote {args.json_out}")
 
 
@@ -526,27 +682,47 @@ def _fmt(value: Any, spec: str, scale: float = 1.0) -> str:
 def _print_table(rows: list[dict[str, Any]], ref: dict[str, Any] | None) -> None:
     """Markdown table: speed from the best of the rounds on the sample, quality from the
     full run (``-`` where the setting is exact fp32 and was only timed)."""
-    head = ["setting", "pass/s", "speed-up", "pass/cpu-s", "others", "full s", "R@2", "R@5",
-            "cos mean", "cos min", "load s", "RSS MiB"]
+    head = [
+        "setting",
+        "pass/s",
+        "speed-up",
+        "pass/cpu-s",
+        "others",
+        "full s",
+        "R@2",
+        "R@5",
+        "cos mean",
+        "cos min",
+        "load s",
+        "RSS MiB",
+    ]
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
     for r in rows:
         speed = r["per_s"] / ref["per_s"] if ref and "per_s" in ref else None
         cos_mean = r.get("cos_mean", r.get("cos_sample"))
         cells = [
-            r["setting"], _fmt(r.get("per_s"), ".1f"), _fmt(speed, ".2f") + "x",
+            r["setting"],
+            _fmt(r.get("per_s"), ".1f"),
+            _fmt(speed, ".2f") + "x",
             _fmt(r["sample"] / r["sample_cpu_s"] if r.get("sample_cpu_s") else None, ".1f"),
-            _fmt(r.get("sample_other_cores"), ".2f"), _fmt(r.get("full_s"), ".0f"),
-            _fmt(r.get("recall@2"), ".2f", 100), _fmt(r.get("recall@5"), ".2f", 100),
+            _fmt(r.get("sample_other_cores"), ".2f"),
+            _fmt(r.get("full_s"), ".0f"),
+            _fmt(r.get("recall@2"), ".2f", 100),
+            _fmt(r.get("recall@5"), ".2f", 100),
             _fmt(cos_mean, ".5f") + ("" if "cos_mean" in r else "*"),
-            _fmt(r.get("cos_min"), ".4f"), _fmt(r.get("load_s"), ".1f"),
+            _fmt(r.get("cos_min"), ".4f"),
+            _fmt(r.get("load_s"), ".1f"),
             _fmt(r.get("peak_rss_mib"), ".0f"),
         ]
         print("| " + " | ".join(c if c not in ("", "x", "*") else "-" for c in cells) + " |")
-    print("\npass/s: best of the rounds on the fixed sample; pass/cpu-s: the same run's "
-          "passages per CPU-second of its own; others: cores other processes "
-          "took meanwhile; full s: wall time of the whole set (one run); * cosine on the "
-          "sample only", flush=True)
+    print(
+        "\npass/s: best of the rounds on the fixed sample; pass/cpu-s: the same run's "
+        "passages per CPU-second of its own; others: cores other processes "
+        "took meanwhile; full s: wall time of the whole set (one run); * cosine on the "
+        "sample only",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -33,9 +33,10 @@ def _tolerance(embedder: Embedder) -> float:
     """Largest per-component difference that batch composition may cause.
 
     fp32: padding only changes rounding (1e-5). Under bf16 autocast the matrix
-    products round to 8 bits of mantissa, and the blocking depends on the batch shape.
+    products round to 8 bits of mantissa and the blocking depends on the batch shape:
+    measured up to 1.5e-3 here, so 5e-3.
     """
-    return 2e-2 if embedder.uses_bf16 else 1e-5
+    return 5e-3 if embedder.uses_bf16 else 1e-5
 
 
 @pytest.fixture(scope="module")
