@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import yaml
 
-from kg_agent.exceptions import KGAgentError
+from kg_agent.exceptions import KGAgentError, one_line
 
 if TYPE_CHECKING:
     from kg_agent.store import GraphStore
@@ -320,7 +320,7 @@ def load_pack(path: str | os.PathLike[str]) -> CypherPack:
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise CypherPackError(f"{p}: cannot read pack: {_one_line(exc)}") from None
+        raise CypherPackError(f"{p}: cannot read pack: {one_line(exc)}") from None
     return parse_pack(text, source=str(p))
 
 
@@ -335,7 +335,7 @@ def parse_pack(text: str, source: str = "<string>") -> CypherPack:
         problem = exc.problem or exc.context or "syntax error"
         raise CypherPackError(f"{source}: {where}invalid YAML: {problem}") from None
     except yaml.YAMLError as exc:
-        raise CypherPackError(f"{source}: invalid YAML: {_one_line(exc)}") from None
+        raise CypherPackError(f"{source}: invalid YAML: {one_line(exc)}") from None
     finally:
         loader.dispose()
     return _Validator(source, loader.lines).pack(data)
@@ -653,10 +653,6 @@ def _num(x: float) -> str:
 
 def _kind(obj: object) -> str:
     return "nothing" if obj is None else type(obj).__name__
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 # ---------------------------------------------------------------------------- intents

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from kg_agent.exceptions import InvalidArgumentError
+from kg_agent.exceptions import InvalidArgumentError, one_line
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -91,11 +91,6 @@ def cpu_has_native_bf16() -> bool:
     except OSError:
         return False
     return False
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 200 else text[:197] + "..."
 
 
 class Embedder:
@@ -236,7 +231,7 @@ class Embedder:
                 )
         except Exception as exc:  # hub errors, OSError, ValueError, ...: all one message
             raise InvalidArgumentError(
-                f"cannot load embedding model {self.name!r}: {_one_line(exc)}"
+                f"cannot load embedding model {self.name!r}: {one_line(exc)}"
             ) from exc
         model.eval()
         if self.max_seq_length is not None:

@@ -7,6 +7,12 @@ anything else escaping is a bug.
 from __future__ import annotations
 
 
+def one_line(exc: BaseException, limit: int = 200) -> str:
+    """An exception's message on one line (whitespace collapsed, capped), for CLI errors."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class KGAgentError(Exception):
     """Base class of every error this package raises on purpose."""
 

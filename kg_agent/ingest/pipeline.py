@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kg_agent.embedding import Embedder
-from kg_agent.exceptions import LoadAborted
+from kg_agent.exceptions import LoadAborted, one_line
 from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, chunk_text, embedding_input
 from kg_agent.ingest.embed_cache import EmbeddingCache
 from kg_agent.ingest.records import ParsedPage
@@ -255,7 +255,7 @@ class Loader:
                 # Only index building or PageRank was cut short: the data is in.
                 raise LoadAborted(
                     f"load of {src} committed, but building its indexes failed "
-                    f"({_one_line(exc)}): run 'kg-agent reindex --db {self.db_path}'"
+                    f"({one_line(exc)}): run 'kg-agent reindex --db {self.db_path}'"
                 ) from None
             if isinstance(exc, KeyboardInterrupt):
                 raise LoadAborted(
@@ -762,11 +762,6 @@ def embedder_identity(embedder: Embedder) -> str:
         f"bf16={getattr(embedder, 'uses_bf16', False)}",
     ]
     return "|".join(parts)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 def _edge_table(agg: dict[tuple[str, str], list[Any]]) -> pa.Table:

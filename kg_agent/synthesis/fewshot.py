@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kg_agent.exceptions import KGAgentError
+from kg_agent.exceptions import KGAgentError, one_line
 
 if TYPE_CHECKING:
     from kg_agent.embedding import Embedder, FloatArray
@@ -130,7 +130,7 @@ def load_examples(path: str | os.PathLike[str] | None = None) -> list[FewShotExa
     try:
         lines = p.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise FewShotError(f"{p}: cannot read few-shot examples: {_one_line(exc)}") from None
+        raise FewShotError(f"{p}: cannot read few-shot examples: {one_line(exc)}") from None
     examples: list[FewShotExample] = []
     seen: dict[str, int] = {}
     for lineno, line in enumerate(lines, start=1):
@@ -283,7 +283,3 @@ def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
 
 def _kind(obj: object) -> str:
     return "null" if obj is None else type(obj).__name__
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
