@@ -100,6 +100,7 @@ class KnowledgeGraphAgent:
         candidates: int = 30,
         rerank_weights: RerankWeights | None = None,
         llm_timeout: float = 30.0,
+        offline: bool = False,
     ) -> None:
         if not isinstance(db_path, str | os.PathLike) or not str(db_path).strip():
             raise InvalidArgumentError("db_path must be a non-empty path")
@@ -119,7 +120,11 @@ class KnowledgeGraphAgent:
         self.top_k = top_k
         self.candidates = candidates
         self.llm_timeout = llm_timeout
-        self.llm: LLMClient | None = llm_client or client_from_settings(anthropic_api_key)
+        # offline=True never calls a model, even with a key in the environment
+        # (evaluation runs and reproducible benchmarks).
+        self.llm: LLMClient | None = (
+            None if offline else llm_client or client_from_settings(anthropic_api_key)
+        )
         self.reranker = GraphReranker(self.store, weights=rerank_weights)
         self.synthesizer = MultiDocSynthesizer(group=self.enable_multidoc)
         self.fewshot = (

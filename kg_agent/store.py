@@ -531,14 +531,21 @@ class GraphStore:
         return [_hit(r) for r in rows]
 
     def fts_search(self, text: str, k: int) -> list[SectionHit]:
-        """BM25 search over section headings and text."""
+        """BM25 search over section headings and text.
+
+        ``*`` and ``?`` are wildcards to Kùzu's FTS (a question mark would turn
+        the last word of every question into a prefix pattern), so they are removed.
+        """
+        words = " ".join(text.replace("*", " ").replace("?", " ").split())
+        if not words or k < 1:
+            return []
         rows = self._run(
             f"CALL QUERY_FTS_INDEX('Section', '{SECTION_FTS_INDEX}', $q, top := $k) "
             "WITH node AS s, score "
             "MATCH (a:Article)-[:HAS_SECTION]->(s) "
             "RETURN s.id, a.title, s.heading, s.heading_path, s.text, score, a.pagerank "
             "ORDER BY score DESC",
-            {"q": text, "k": int(k)},
+            {"q": words, "k": int(k)},
         )
         return [_hit(r) for r in rows]
 
@@ -709,6 +716,36 @@ class GraphStore:
                 break
         matrix = np.vstack(blocks) if blocks else np.zeros((0, dim), dtype=np.float32)
         return ids, matrix
+
+    def entity_names(self) -> tuple[list[str], list[tuple[str, str]]]:
+        """Titles of real (non-stub) articles, and (redirect, target) alias pairs.
+
+        What question entity linking matches against; stubs have no text to
+        retrieve, so naming one would seed nothing.
+        """
+        titles = [
+            str(r[0]) for r in self._run("MATCH (a:Article) WHERE NOT a.is_stub RETURN a.title")
+        ]
+        aliases = [
+            (str(r), str(t))
+            for r, t in self._run(
+                "MATCH (r:Redirect)-[:REDIRECTS_TO]->(a:Article) WHERE NOT a.is_stub "
+                "RETURN r.title, a.title"
+            )
+        ]
+        return titles, aliases
+
+    def sections_of_articles(self, titles: Sequence[str]) -> list[tuple[SectionHit, list[float]]]:
+        """Every section of the given articles with its embedding (for scoring them)."""
+        if not titles:
+            return []
+        rows = self._run(
+            "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) WHERE a.title IN $t "
+            "RETURN s.id, a.title, s.heading, s.heading_path, s.text, 0.0, a.pagerank, "
+            "s.embedding",
+            {"t": list(dict.fromkeys(titles))},
+        )
+        return [(_hit(r[:7]), list(r[7])) for r in rows]
 
     def sections_by_ids(self, ids: Sequence[str]) -> dict[str, SectionHit]:
         """Section rows (score 0) for the given ids, keyed by id."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -108,15 +108,26 @@ class SemanticRetriever(Retriever):
         self.mode = mode
         self._ids: list[str] | None = None
         self._matrix: Any = None
+        self._rows_of: dict[str, list[int]] | None = None
+        self._last: tuple[str, Any] | None = None
 
     def _load_matrix(self) -> None:
         if self._ids is None:
             self._ids, self._matrix = self.store.section_embeddings()
 
-    def search(self, query: str, top_k: int = 10) -> RetrievalResult:
-        t0 = time.perf_counter()
+    def query_vector(self, query: str) -> Any:
+        """The query's embedding; the last one is kept, since the hybrid and graph
+        retrievers ask for the same question's vector several times."""
+        if self._last is not None and self._last[0] == query:
+            return self._last[1]
         with _query_threads(self.embedder):
             vec = self.embedder.embed_query(query)
+        self._last = (query, vec)
+        return vec
+
+    def search(self, query: str, top_k: int = 10) -> RetrievalResult:
+        t0 = time.perf_counter()
+        vec = self.query_vector(query)
         t1 = time.perf_counter()
         evidence = self.search_vector(vec, top_k)
         t2 = time.perf_counter()
@@ -149,3 +160,42 @@ class SemanticRetriever(Retriever):
             for sid, i in zip(ids, top, strict=True)
             if sid in rows
         ]
+
+    def score_articles(self, vec: Any, titles: Sequence[str]) -> dict[str, Evidence]:
+        """Each given article's best-matching section for ``vec`` (title → evidence).
+
+        Exact mode reads the in-memory matrix; index mode fetches the articles'
+        sections with their embeddings (one query). Unknown titles are left out.
+        """
+        wanted = list(dict.fromkeys(titles))
+        if not wanted:
+            return {}
+        q = np.asarray(vec, dtype=np.float32)
+        best: dict[str, tuple[float, str]] = {}
+        if self.mode == "exact":
+            self._load_matrix()
+            assert self._ids is not None
+            if self._rows_of is None:
+                rows_of: dict[str, list[int]] = {}
+                for i, sid in enumerate(self._ids):
+                    rows_of.setdefault(sid.rsplit("::", 1)[0], []).append(i)
+                self._rows_of = rows_of
+            for t in wanted:
+                rows = self._rows_of.get(t)
+                if not rows:
+                    continue
+                sims = self._matrix[rows] @ q
+                j = int(np.argmax(sims))
+                best[t] = (float(sims[j]), self._ids[rows[j]])
+            hits = self.store.sections_by_ids([sid for _, sid in best.values()])
+            return {
+                t: _evidence(hits[sid], sim, "semantic")
+                for t, (sim, sid) in best.items()
+                if sid in hits
+            }
+        out: dict[str, Evidence] = {}
+        for hit, emb in self.store.sections_of_articles(wanted):
+            sim = float(np.asarray(emb, dtype=np.float32) @ q)
+            if hit.title not in out or sim > out[hit.title].similarity:
+                out[hit.title] = _evidence(hit, sim, "semantic")
+        return out

@@ -1,0 +1,95 @@
+"""Value objects of an evaluation run, and their JSON form.
+
+One :class:`DatasetRun` per dataset holds every question's result under every
+mode, so a report can put modes side by side on exactly the same questions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["DatasetRun", "ModeSummary", "QuestionResult", "RankedItem"]
+
+
+@dataclass(slots=True)
+class RankedItem:
+    """One retrieved passage/section as a mode ranked it."""
+
+    title: str
+    score: float
+    section_id: str = ""
+
+
+@dataclass(slots=True)
+class QuestionResult:
+    """What one mode did with one question, and how it scored."""
+
+    qid: str
+    mode: str
+    ranked: list[RankedItem]
+    titles: list[str]  # distinct titles in rank order (what recall is measured on)
+    recall_at_2: float
+    recall_at_5: float
+    all_recall_at_5: float
+    answer_in_evidence: float
+    latency_ms: float
+    answer: str | None = None  # None when the mode does not answer (retrieval only)
+    exact_match: float | None = None
+    f1: float | None = None
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class ModeSummary:
+    """Averages over a dataset's questions for one mode (recalls in percent)."""
+
+    mode: str
+    description: str
+    n: int
+    recall_at_2: float
+    recall_at_5: float
+    all_recall_at_5: float
+    answer_in_evidence: float
+    latency_p50_ms: float
+    latency_p95_ms: float
+    exact_match: float | None = None
+    f1: float | None = None
+    errors: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class DatasetRun:
+    """A dataset's questions run under each mode."""
+
+    dataset: str  # canonical name: 2wikimultihopqa, hotpotqa, musique
+    questions_path: str
+    corpus_path: str
+    db_path: str
+    n_questions: int
+    summaries: dict[str, ModeSummary]
+    # per question: {"id", "question", "answer", "aliases", "gold_titles", "type",
+    #                "results": {mode: QuestionResult.to_dict()}}
+    questions: list[dict[str, Any]]
+    seconds: float = 0.0
+    build_seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "questions_path": self.questions_path,
+            "corpus_path": self.corpus_path,
+            "db_path": self.db_path,
+            "n_questions": self.n_questions,
+            "seconds": round(self.seconds, 2),
+            "build_seconds": round(self.build_seconds, 2),
+            "summaries": {k: v.to_dict() for k, v in self.summaries.items()},
+            "questions": self.questions,
+        }

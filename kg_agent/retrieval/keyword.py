@@ -1,0 +1,48 @@
+"""BM25 retrieval over section text, through the graph's full-text index."""
+
+from __future__ import annotations
+
+import time
+
+from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
+from kg_agent.store import GraphStore, SectionHit
+
+__all__ = ["KeywordRetriever"]
+
+
+def _evidence(hit: SectionHit, score: float) -> Evidence:
+    return Evidence(
+        section_id=hit.section_id,
+        title=hit.title,
+        heading=hit.heading,
+        heading_path=hit.heading_path,
+        content=hit.text,
+        similarity=score,
+        pagerank=hit.pagerank,
+        score=score,
+        source="bm25",
+        scores={"bm25": hit.score},
+    )
+
+
+class KeywordRetriever(Retriever):
+    """Kùzu FTS (BM25) over section headings and text.
+
+    ``similarity`` is the BM25 score divided by the best score of the query, so
+    it lies in (0, 1] and can be mixed with cosine scores; the raw score stays
+    in ``scores["bm25"]``.
+    """
+
+    mode = "bm25"
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+
+    def search(self, query: str, top_k: int = 10) -> RetrievalResult:
+        t0 = time.perf_counter()
+        hits = self.store.fts_search(query, top_k) if top_k > 0 else []
+        best = max((h.score for h in hits), default=0.0)
+        evidence = [_evidence(h, h.score / best if best > 0 else 0.0) for h in hits]
+        return RetrievalResult(
+            query=query, evidence=evidence, timings={"search": time.perf_counter() - t0}
+        )
