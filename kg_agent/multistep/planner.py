@@ -1,0 +1,360 @@
+"""Decompose a question into retrieval steps: by rule, or by one Claude call that may fail.
+
+The rule plan is always available and deterministic; the LLM plan is an
+upgrade. Any LLM failure (HTTP error, unparsable or invalid JSON) falls back to
+the rule plan with a warning recorded in :attr:`Plan.warnings`, so planning
+never raises on the model's account.
+
+Step indices in ``depends_on`` are **0-based**: ``depends_on=(0,)`` means "runs
+after the first step". A step may only depend on earlier steps.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Literal, cast, get_args
+
+from kg_agent.exceptions import InvalidArgumentError, one_line
+from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, parse_json_reply
+
+__all__ = [
+    "MAX_PLAN_STEPS",
+    "MAX_QUERY_CHARS",
+    "PLANNER_MODEL",
+    "Plan",
+    "PlanPattern",
+    "PlanSource",
+    "PlanStep",
+    "QueryType",
+    "StepPlanner",
+    "classify_query_type",
+    "find_years",
+    "parse_plan",
+    "rule_plan",
+]
+
+log = logging.getLogger(__name__)
+
+PLANNER_MODEL = "claude-haiku-4-5-20251001"
+MAX_PLAN_STEPS = 5
+MAX_QUERY_CHARS = 500
+
+PlanPattern = Literal["sequential", "parallel", "conditional"]
+PlanSource = Literal["rule", "llm"]
+_PATTERNS: tuple[str, ...] = get_args(PlanPattern)
+_SOURCES: tuple[str, ...] = get_args(PlanSource)
+
+_YEAR = re.compile(r"(?<![\d.,])\b(1\d{3}|20\d{2})\b(?![.,]\d)")
+_WORD = re.compile(r"\w+(?:['’-]\w+)*")
+_PERCENT = re.compile(r"\d(?:[\d.,]*\d)?\s*(?:%|percent\b|per cent\b)", re.IGNORECASE)
+
+
+def _wordset(words: str) -> frozenset[str]:
+    """A set from a space-separated word list (keeps the long lists below readable)."""
+    return frozenset(words.split())
+
+
+def find_years(text: str) -> tuple[str, ...]:
+    """Distinct 4-digit years 1000-2099 in ``text``, in order of first mention."""
+    return tuple(dict.fromkeys(_YEAR.findall(text)))
+
+
+class QueryType(str, Enum):
+    """What kind of answer a question wants; picks the rule plan's shape."""
+
+    COMPARE = "compare"
+    TREND = "trend"
+    FACT = "fact"
+    OTHER = "other"
+
+
+_COMPARE_WORDS = _wordset(
+    "compare compared compares comparing comparison versus vs both difference "
+    "differences differ differs older younger taller shorter larger bigger smaller"
+)
+_COMPARE_PATTERNS = (
+    re.compile(r"\b(?:which|who|whose)\b[^?]*\bor\b"),  # "which came first, X or Y"
+    re.compile(r"\b(?!other\b|rather\b)\w+er than\b|\b(?:more|less|fewer) \w+(?: \w+)? than\b"),
+    re.compile(r"\bsame (?!time\b)\w+"),  # "the same nationality", "the same director"
+)
+_TREND_WORDS = _wordset(
+    "grew grow grows grown growing growth declined decline declines declining increased "
+    "increase increases increasing decreased decrease decreases decreasing rose risen "
+    "fell fallen trend trends evolution evolved evolve"
+)
+_TREND_PATTERNS = (
+    re.compile(r"\bover (?:time|the (?:years|decades|centuries))\b"),
+    re.compile(r"\bchanges? (?:in|of|over)\b|\bhow (?:has|have|did) [^?]* change\b"),
+)
+_WH_WORDS = _wordset("who whom whose what which when where why how")
+
+
+def classify_query_type(query: str) -> QueryType:
+    """COMPARE, then TREND, then FACT (a wh-question), else OTHER.
+
+    COMPARE wins over TREND: "Compare the GDP of France and Germany in 1990 and
+    2000" is a comparison across entities that happens to span years. TREND is
+    two or more years, a change word (grew, declined, over time...), or a
+    percentage next to a year.
+    """
+    low = query.lower()
+    words = set(_WORD.findall(low))
+    if words & _COMPARE_WORDS or any(p.search(low) for p in _COMPARE_PATTERNS):
+        return QueryType.COMPARE
+    years = find_years(query)
+    if (
+        len(years) >= 2
+        or words & _TREND_WORDS
+        or any(p.search(low) for p in _TREND_PATTERNS)
+        or (years and _PERCENT.search(query))
+    ):
+        return QueryType.TREND
+    if words & _WH_WORDS:
+        return QueryType.FACT
+    return QueryType.OTHER
+
+
+# ---------------------------------------------------------------------------- plan objects
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    """One search: its query, what it is after (``focus``), and the 0-based steps it needs."""
+
+    query: str
+    focus: str = ""
+    depends_on: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.query, str) or not self.query.strip():
+            raise InvalidArgumentError("plan step query must be a non-empty string")
+        if len(self.query) > MAX_QUERY_CHARS:
+            raise InvalidArgumentError(
+                f"plan step query is {len(self.query)} chars, at most {MAX_QUERY_CHARS}"
+            )
+        if not isinstance(self.focus, str):
+            raise InvalidArgumentError(f"plan step focus must be a string, got {self.focus!r}")
+        for dep in self.depends_on:
+            if isinstance(dep, bool) or not isinstance(dep, int) or dep < 0:
+                raise InvalidArgumentError(f"depends_on holds {dep!r}, not a step index >= 0")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Steps plus how to run them; ``source`` says who wrote it, ``warnings`` why not the LLM."""
+
+    pattern: PlanPattern
+    steps: tuple[PlanStep, ...]
+    query_type: QueryType
+    source: PlanSource = "rule"
+    warnings: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.pattern not in _PATTERNS:
+            raise InvalidArgumentError(
+                f"plan pattern must be one of {_PATTERNS}, got {self.pattern!r}"
+            )
+        if self.source not in _SOURCES:
+            raise InvalidArgumentError(
+                f"plan source must be one of {_SOURCES}, got {self.source!r}"
+            )
+        if not 1 <= len(self.steps) <= MAX_PLAN_STEPS:
+            raise InvalidArgumentError(
+                f"a plan has 1 to {MAX_PLAN_STEPS} steps, got {len(self.steps)}"
+            )
+        for i, step in enumerate(self.steps):
+            bad = [d for d in step.depends_on if d >= i]
+            if bad:
+                raise InvalidArgumentError(
+                    f"step {i} depends on step {bad[0]}: only earlier (0-based) steps allowed"
+                )
+            if self.pattern == "parallel" and step.depends_on:
+                raise InvalidArgumentError(f"parallel plan, but step {i} has depends_on")
+
+
+# ---------------------------------------------------------------------------- rule plan
+
+_STOP = _COMPARE_WORDS | _wordset(
+    "a an the of in on at to for from by with and or but is are was were be been "
+    "being do does did has have had it its this that these those as into about "
+    "between than then who whom whose what which when where why how please tell me "
+    "show give find list"
+)
+
+
+def _norm_word(word: str) -> str:
+    word = word.lower().replace("’", "'")
+    return word[:-2] if word.endswith("'s") else word
+
+
+def _keywords(query: str, drop: Sequence[str] = ()) -> list[str]:
+    """Content words of ``query`` in order, minus stop words and the words of ``drop``."""
+    dropped = {_norm_word(w) for phrase in drop for w in _WORD.findall(phrase)}
+    out: list[str] = []
+    for word in _WORD.findall(query):
+        folded = _norm_word(word)
+        if folded in _STOP or folded in dropped:
+            continue
+        dropped.add(folded)  # each word once
+        out.append(word)
+    return out
+
+
+def _clip(query: str) -> str:
+    if len(query) <= MAX_QUERY_CHARS:
+        return query
+    cut = query[:MAX_QUERY_CHARS]
+    return cut.rsplit(" ", 1)[0] if " " in cut else cut
+
+
+def _dedupe(items: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        key = item.strip().lower()
+        if key and key not in seen:
+            seen.add(key)
+            out.append(item.strip())
+    return out
+
+
+def rule_plan(query: str, entities: Sequence[str] = ()) -> Plan:
+    """The deterministic plan: per-entity (COMPARE), per-year (TREND), else question + bridge."""
+    qtype = classify_query_type(query)
+    names = _dedupe(entities)[:MAX_PLAN_STEPS]
+    if qtype is QueryType.COMPARE and len(names) >= 2:
+        rest = " ".join(_keywords(query, drop=names))
+        steps = tuple(PlanStep(_clip(f"{n} {rest}".strip()), focus=n) for n in names)
+        return Plan("parallel", steps, qtype)
+    years = find_years(query)[:MAX_PLAN_STEPS]
+    if qtype is QueryType.TREND and years:
+        rest = " ".join(_keywords(query, drop=years))
+        steps = tuple(PlanStep(_clip(f"{rest} {y}".strip()), focus=y) for y in years)
+        return Plan("parallel", steps, qtype)
+    question = _clip(query.strip())
+    return Plan(
+        "sequential",
+        (PlanStep(question, focus="question"), PlanStep(question, "bridge", depends_on=(0,))),
+        qtype,
+    )
+
+
+# ---------------------------------------------------------------------------- planner
+
+_SYSTEM = (
+    "You plan searches over a Wikipedia knowledge graph to answer one question. "
+    "Reply with JSON only: "
+    '{"pattern": "sequential" | "parallel" | "conditional", '
+    '"steps": [{"query": "...", "focus": "...", "depends_on": [0]}]}. '
+    f"Use 1 to {MAX_PLAN_STEPS} steps. Each query is a short search string (at most "
+    f"{MAX_QUERY_CHARS} characters) that keeps the names from the question. depends_on "
+    "lists the 0-based indices of earlier steps whose results the step needs (the first "
+    "step is 0); use [] for none. Parallel plans have no dependencies."
+)
+
+
+class StepPlanner:
+    """Plans with ``llm`` when given (one call, falls back on any failure), else by rule.
+
+    ``meter`` records the planning call; it is skipped when it is the client's own
+    meter, which records the call already.
+    """
+
+    def __init__(
+        self,
+        llm: LLMClient | None = None,
+        model: str = PLANNER_MODEL,
+        timeout: float = 15.0,
+        *,
+        meter: UsageMeter | None = None,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise InvalidArgumentError("model must be a non-empty string")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise InvalidArgumentError(f"timeout must be a positive number, got {timeout!r}")
+        self.llm = llm
+        self.model = model
+        self.timeout = float(timeout)
+        self.meter = meter
+
+    def plan(self, query: str, entities: Sequence[str] = ()) -> Plan:
+        """A plan for ``query``; ``entities`` are the article titles it names, if known."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidArgumentError("query must be a non-empty string")
+        if isinstance(entities, str):
+            raise InvalidArgumentError("entities must be a sequence of names, not one string")
+        fallback = rule_plan(query, entities)
+        if self.llm is None:
+            return fallback
+        try:
+            return self._llm_plan(self.llm, query, entities, fallback.query_type)
+        except Exception as exc:  # never raise on the model's account
+            if isinstance(exc, LLMError):
+                why = one_line(exc)
+            elif isinstance(exc, InvalidArgumentError):
+                why = f"invalid plan: {one_line(exc)}"
+            else:
+                why = f"{type(exc).__name__}: {one_line(exc)}"
+            message = f"LLM planning failed, using the rule plan ({why})"
+            log.warning("%s", message)
+            return Plan(fallback.pattern, fallback.steps, fallback.query_type, "rule", (message,))
+
+    def _llm_plan(
+        self, llm: LLMClient, query: str, entities: Sequence[str], qtype: QueryType
+    ) -> Plan:
+        prompt = f"Question: {query.strip()}"
+        names = _dedupe(entities)
+        if names:
+            prompt += "\nEntities named: " + "; ".join(names)
+        # The client's own meter records the call already: do not count it twice.
+        meter = self.meter if self.meter is not getattr(llm, "meter", None) else None
+        try:
+            reply = llm.complete(
+                model=self.model,
+                system=_SYSTEM,
+                prompt=prompt,
+                max_tokens=512,
+                timeout=self.timeout,
+            )
+        except LLMError:
+            if meter is not None:
+                meter.record_failure()
+            raise
+        if meter is not None:
+            meter.record(reply)
+        return parse_plan(parse_json_reply(reply.text), qtype)
+
+
+def parse_plan(data: Any, query_type: QueryType) -> Plan:
+    """Validate a model's plan JSON into a :class:`Plan` (``source="llm"``).
+
+    Raises :class:`InvalidArgumentError` naming the first problem.
+    """
+    if not isinstance(data, dict):
+        raise InvalidArgumentError(f"plan must be a JSON object, got {type(data).__name__}")
+    raw_pattern = data.get("pattern")
+    pattern = raw_pattern.strip().lower() if isinstance(raw_pattern, str) else ""
+    if pattern not in _PATTERNS:
+        raise InvalidArgumentError(f"plan pattern must be one of {_PATTERNS}, got {raw_pattern!r}")
+    raw_steps = data.get("steps")
+    if not isinstance(raw_steps, list):
+        raise InvalidArgumentError("plan has no steps list")
+    steps: list[PlanStep] = []
+    for i, raw in enumerate(raw_steps):
+        if not isinstance(raw, dict):
+            raise InvalidArgumentError(f"step {i} is not an object")
+        query = raw.get("query")
+        if not isinstance(query, str):
+            raise InvalidArgumentError(f"step {i} has no query string")
+        focus = raw.get("focus") or ""
+        deps = raw.get("depends_on") or []
+        if not isinstance(deps, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) for d in deps
+        ):
+            raise InvalidArgumentError(f"step {i} depends_on is not a list of step indices")
+        steps.append(PlanStep(query.strip(), focus, tuple(sorted(set(deps)))))
+    return Plan(cast(PlanPattern, pattern), tuple(steps), query_type, "llm")
