@@ -16,6 +16,7 @@ from typing import Any
 from kg_agent.agent import KnowledgeGraphAgent
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import InvalidArgumentError
+from kg_agent.multistep.engine import MultiStepEngine
 from kg_agent.retrieval.base import Evidence
 from kg_agent.retrieval.entities import QuestionEntityLinker
 from kg_agent.retrieval.graph_walk import EntityGraphRetriever
@@ -142,6 +143,27 @@ def _entity_graph(ctx: EvalContext) -> ModeRunner:
     return lambda q: ModeOutput(ctx.entity_graph.search(q, CANDIDATES).evidence)
 
 
+def _multistep(force: str | None) -> Callable[[EvalContext], ModeRunner]:
+    def build(ctx: EvalContext) -> ModeRunner:
+        engine = ctx.cached("multistep", lambda: MultiStepEngine(ctx.entity_graph))
+
+        def run(q: str) -> ModeOutput:
+            r = engine.run(q, force=force)
+            return ModeOutput(
+                r.evidence,
+                extra={
+                    "route": r.route,
+                    "steps": len(r.steps),
+                    "stop_reason": r.stop_reason,
+                    "bridge": r.bridge_round_stats.get("triggered", False),
+                },
+            )
+
+        return run
+
+    return build
+
+
 def _agent(ctx: EvalContext) -> ModeRunner:
     def run(q: str) -> ModeOutput:
         result = ctx.agent.query(q)
@@ -165,6 +187,20 @@ register_mode(
         "entity_graph",
         "question entities, then their link/mention neighbours, then hybrid (single step)",
         _entity_graph,
+    )
+)
+register_mode(
+    EvalMode(
+        "multistep",
+        "multi-step engine, routed by complexity: plan, gaps, refinement, bridge round",
+        _multistep(None),
+    )
+)
+register_mode(
+    EvalMode(
+        "multistep_forced",
+        "multi-step engine on every question (routing forced to COMPLEX)",
+        _multistep("complex"),
     )
 )
 register_mode(

@@ -182,9 +182,7 @@ def evaluate(
     paths: tuple[Path, Path, Path | None] = (out / JSON_NAME, out / MARKDOWN_NAME, None)
     for ds in datasets:
         db_path = db_path_for(ds, db=db, db_dir=db_dir)
-        runs.append(
-            run_dataset(ds, str(db_path), mode_names, embedder=embedder, progress=progress)
-        )
+        runs.append(run_dataset(ds, str(db_path), mode_names, embedder=embedder, progress=progress))
         paths = write_outputs(runs, out, command=command, machine=machine, note=_note(limit))
     json_path, md_path, chart = paths
     return Evaluation(
