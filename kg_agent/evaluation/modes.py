@@ -16,12 +16,7 @@ from typing import Any
 from kg_agent.agent import KnowledgeGraphAgent
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.multistep.engine import MultiStepEngine
 from kg_agent.retrieval.base import Evidence
-from kg_agent.retrieval.entities import QuestionEntityLinker
-from kg_agent.retrieval.graph_walk import EntityGraphRetriever
-from kg_agent.retrieval.hybrid import HybridRetriever
-from kg_agent.retrieval.keyword import KeywordRetriever
 from kg_agent.retrieval.rerank import GraphReranker
 
 __all__ = [
@@ -65,13 +60,11 @@ class EvalContext:
         self.store = self.agent.store
         self.embedder = self.agent.embedder
         self.dense = self.agent.retriever
-        self.keyword = KeywordRetriever(self.store)
-        self.hybrid = HybridRetriever(self.dense, self.keyword, depth=CANDIDATES)
+        self.keyword = self.agent.keyword
+        self.hybrid = self.agent.hybrid
         self.reranker = GraphReranker(self.store)
-        self.linker = QuestionEntityLinker(self.store)
-        self.entity_graph = EntityGraphRetriever(
-            self.store, self.dense, self.hybrid, linker=self.linker, depth=CANDIDATES
-        )
+        self.linker = self.agent.linker
+        self.entity_graph = self.agent.entity_graph
         self._cache: dict[str, Any] = {}
 
     def cached(self, key: str, build: Callable[[], Any]) -> Any:
@@ -145,7 +138,7 @@ def _entity_graph(ctx: EvalContext) -> ModeRunner:
 
 def _multistep(force: str | None) -> Callable[[EvalContext], ModeRunner]:
     def build(ctx: EvalContext) -> ModeRunner:
-        engine = ctx.cached("multistep", lambda: MultiStepEngine(ctx.entity_graph))
+        engine = ctx.agent.multistep
 
         def run(q: str) -> ModeOutput:
             r = engine.run(q, force=force)
@@ -164,12 +157,15 @@ def _multistep(force: str | None) -> Callable[[EvalContext], ModeRunner]:
     return build
 
 
-def _agent(ctx: EvalContext) -> ModeRunner:
-    def run(q: str) -> ModeOutput:
-        result = ctx.agent.query(q)
-        return ModeOutput(result.evidence, answer=result.answer, extra={"mode": result.mode})
+def _agent(multistep: bool) -> Callable[[EvalContext], ModeRunner]:
+    def build(ctx: EvalContext) -> ModeRunner:
+        def run(q: str) -> ModeOutput:
+            result = ctx.agent.query(q, multistep=multistep)
+            return ModeOutput(result.evidence, answer=result.answer, extra={"mode": result.mode})
 
-    return run
+        return run
+
+    return build
 
 
 register_mode(EvalMode("bm25", "BM25 only (Kùzu FTS over section text)", _bm25))
@@ -206,8 +202,16 @@ register_mode(
 register_mode(
     EvalMode(
         "agent",
-        "KnowledgeGraphAgent.query() offline: dense, quality filter, PPR rerank, answer",
-        _agent,
+        "KnowledgeGraphAgent.query() offline: graph retrieval, quality filter, answer",
+        _agent(False),
+        answers=True,
+    )
+)
+register_mode(
+    EvalMode(
+        "agent_multistep",
+        "KnowledgeGraphAgent.query(multistep=True) offline: multi-step engine, answer",
+        _agent(True),
         answers=True,
     )
 )

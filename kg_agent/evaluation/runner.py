@@ -29,7 +29,7 @@ from kg_agent.evaluation.metrics import (
 from kg_agent.evaluation.modes import MODES, EvalContext, ModeOutput
 from kg_agent.evaluation.results import DatasetRun, ModeSummary, QuestionResult, RankedItem
 from kg_agent.exceptions import InvalidArgumentError, KGAgentError, one_line
-from kg_agent.ingest.pipeline import LoadOptions, load_source
+from kg_agent.ingest.pipeline import LoadOptions, load_fingerprint, load_source
 from kg_agent.progress import Progress
 from kg_agent.store import GraphStore
 
@@ -47,9 +47,14 @@ def ensure_graph(
     corpus: Path, db_path: str, *, embedder: Embedder, progress: bool = True
 ) -> tuple[float, bool]:
     """Build the graph for ``corpus`` at ``db_path`` unless it is there; (seconds, built)."""
+    options = LoadOptions(progress=progress)
     if Path(db_path).exists():
         with GraphStore.open(db_path, read_only=True) as store:
-            sources = [str(r.get("source", "")) for r in store.loads()]
+            loads = store.loads()
+        sources = [str(r.get("source", "")) for r in loads]
+        fp = load_fingerprint(corpus, embedder.name, options)
+        if any(r.get("fingerprint") == fp for r in loads):
+            return 0.0, False  # already built: no write lock, so readers may share it
         names = {os.path.basename(s) for s in sources}
         if sources and corpus.name not in names:
             raise InvalidArgumentError(

@@ -217,7 +217,7 @@ class Loader:
         src = str(source)
         fmt = self.options.fmt or detect_format(src)
         opts = self.options
-        fp = fingerprint(src, fmt, str(opts.limit), self.embedder.name, str(opts.max_section_words))
+        fp = load_fingerprint(src, self.embedder.name, opts, fmt=fmt)
         report = LoadReport(source=src, format=fmt, db_path=self.db_path, model=self.embedder.name)
         existed = Path(self.db_path).exists()
         store = GraphStore.open(self.db_path, read_only=False, create=True)
@@ -769,6 +769,15 @@ def _edge_table(agg: dict[tuple[str, str], list[Any]]) -> pa.Table:
         [{"from": a, "to": b, "count": v[0], "inferred": v[1]} for (a, b), v in agg.items()],
         schema=_EDGE_SCHEMA,
     )
+
+
+def load_fingerprint(
+    source: str | os.PathLike[str], model: str, options: LoadOptions, *, fmt: str | None = None
+) -> str:
+    """The identity of a load: same file content, format, limit, model and chunking."""
+    src = str(source)
+    fmt = fmt or options.fmt or detect_format(src)
+    return fingerprint(src, fmt, str(options.limit), model, str(options.max_section_words))
 
 
 def load_source(
