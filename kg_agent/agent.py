@@ -462,14 +462,17 @@ class KnowledgeGraphAgent:
         timings["retrieve"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         evidence = self._filter_quality(evidence, q, trace)
-        if use_multistep or (self.retrieval == "graph" and not self.enable_multi_query):
-            # the graph retrievers already rank by the graph (entity and
-            # neighbour tiers); a PageRank rerank by similarity would undo that
-            evidence = evidence[:k]
-            trace.append({"stage": "rerank", "skipped": "ranked by graph retrieval"})
-        elif self.enable_reranker:
-            evidence = self.reranker.rerank(evidence, top_k=k)
-            trace.append({"stage": "rerank", "weights": self.reranker.describe()})
+        if self.enable_reranker:
+            tiered = use_multistep or (self.retrieval == "graph" and not self.enable_multi_query)
+            ranked = self.reranker.rerank(evidence)
+            if tiered:
+                # graph retrieval ranks in tiers (named entities, their neighbours,
+                # the rest); PageRank reorders within a tier, never across
+                ranked.sort(key=lambda e: -_tier(e))
+            evidence = ranked[:k]
+            trace.append(
+                {"stage": "rerank", "weights": self.reranker.describe(), "within_tiers": tiered}
+            )
         else:
             evidence = evidence[:k]
         timings["rerank"] = time.perf_counter() - t0
@@ -499,6 +502,11 @@ class KnowledgeGraphAgent:
             graph=graph,
             multistep=ms_trace,
         )
+
+
+def _tier(ev: Evidence) -> int:
+    """Rank tier of graph-retrieved evidence: entity 3, neighbour/bridge-linked 2, bridge 1."""
+    return {"entity": 3, "graph": 2, "bridge_linked": 2, "bridge": 1}.get(ev.source, 0)
 
 
 def check_question(question: str) -> str:

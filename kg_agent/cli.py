@@ -392,7 +392,7 @@ def cypher(
 
 
 @main.command("eval")
-@click.argument("datasets", nargs=-1, required=True)
+@click.argument("datasets", nargs=-1, required=True, metavar="DATASET...")
 @click.option(
     "--db",
     "db_path",

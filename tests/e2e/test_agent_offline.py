@@ -167,7 +167,7 @@ def test_no_key_means_offline(agent: KnowledgeGraphAgent, answers: dict[str, Que
         assert r.warnings == []
         assert r.usage["calls"] == 0 and r.usage["failures"] == 0
         stages = [s["stage"] for s in r.trace]
-        assert stages == ["semantic_search", "quality_filter", "rerank", "synthesis"]
+        assert stages == ["retrieve", "quality_filter", "rerank", "synthesis"]
         assert {"retrieve", "rerank", "synthesis", "total"} <= set(r.timings)
 
 
@@ -280,8 +280,8 @@ def test_use_enhancements_false_switches_off_all_three(
     assert "rerank" not in [s["stage"] for s in r.trace]
     assert all("rerank" not in e.scores for e in r.evidence)
     # Flat numbering: evidence keeps the retrieval order, [n] follows it.
-    sims = [e.similarity for e in r.evidence]
-    assert sims == sorted(sims, reverse=True)
+    scores = [e.score for e in r.evidence]
+    assert scores == sorted(scores, reverse=True)
     numbered, _ = plain_agent._build_synthesis_context(q, r.evidence)
     assert "##" not in numbered.text
     for (n, e), line in zip(numbered.items, numbered.text.splitlines(), strict=True):
