@@ -284,8 +284,9 @@ def test_use_enhancements_false_switches_off_all_three(
     assert scores == sorted(scores, reverse=True)
     numbered, _ = plain_agent._build_synthesis_context(q, r.evidence)
     assert "##" not in numbered.text
-    for (n, e), line in zip(numbered.items, numbered.text.splitlines(), strict=True):
-        assert line.startswith(f"[{n}] {e.title} — ")
+    text = "\n" + numbered.text
+    starts = [text.index(f"\n[{n}] {e.title} — ") for n, e in numbered.items]
+    assert starts == sorted(starts)  # one flat list, in evidence order
     assert r.path == "offline" and r.mode == "extractive"
 
 
