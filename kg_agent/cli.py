@@ -278,6 +278,37 @@ def reindex(db_path: str, quiet: bool) -> None:
     type=click.Path(exists=True),
     help="Folder or YAML file of Cypher packs.",
 )
+@click.option(
+    "--retrieval",
+    type=click.Choice(["graph", "hybrid", "dense"]),
+    default="graph",
+    show_default=True,
+    help="Single-step retrieval: graph (question entities, then their neighbours, "
+    "then hybrid), hybrid (dense + BM25) or dense.",
+)
+@click.option(
+    "--multistep",
+    is_flag=True,
+    help="Run the multi-step engine (plan, gaps, refinement, bridge round).",
+)
+@click.option(
+    "--route",
+    type=click.Choice(["auto", "simple", "complex"]),
+    default="auto",
+    show_default=True,
+    help="With --multistep: force single-shot (simple) or multi-step (complex) routing.",
+)
+@click.option(
+    "--multistep-config",
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML settings for the multi-step engine (see configs/run_multistep.yaml).",
+)
+@click.option(
+    "--trace",
+    "show_trace",
+    is_flag=True,
+    help="Print each retrieval stage and multi-step step (query, gap, gate, stop reason).",
+)
 @_library_errors
 def ask(
     question: str,
@@ -294,6 +325,11 @@ def ask(
     api_key: str | None,
     few_shot_path: str | None,
     cypher_pack_path: str | None,
+    retrieval: str,
+    multistep: bool,
+    route: str,
+    multistep_config: str | None,
+    show_trace: bool,
 ) -> None:
     """Answer QUESTION from the graph at --db, citing numbered sources."""
     from kg_agent.agent import KnowledgeGraphAgent, check_question
@@ -311,8 +347,14 @@ def ask(
         cypher_pack_path=cypher_pack_path,
         enable_multi_query=multi_query,
         top_k=top_k,
+        retrieval=retrieval,
+        multistep_config=multistep_config,
     ) as agent:
-        result = agent.query(question)
+        result = agent.query(
+            question,
+            multistep=multistep or route != "auto",
+            route=None if route == "auto" else route,
+        )
     if as_json:
         _echo_json(result.to_dict())
         return
@@ -328,6 +370,24 @@ def ask(
             parts = ", ".join(f"{k} {v:.3f}" for k, v in ev.scores.items())
             where = f" — {ev.heading_path}" if ev.heading_path else ""
             click.echo(f"  [{i}] score {ev.score:.3f}  {ev.title}{where}  ({parts})")
+    if show_trace:
+        click.echo("\nTrace:")
+        for stage in result.trace:
+            click.echo("  " + json.dumps(stage, ensure_ascii=False, default=str))
+        if result.multistep is not None:
+            ms = result.multistep
+            click.echo(
+                f"  multistep: route {ms['route']}, stop {ms['stop_reason']}, "
+                f"{len(ms['steps'])} step(s)"
+            )
+            for st in ms["steps"]:
+                gap = st["gap"].get("gap_type", "-") if st["gap"] else "-"
+                click.echo(
+                    f"    {st['step']}. [{st['kind']}] {st['query'][:90]!r}"
+                    f" new {st['new_evidence']}"
+                    f" gap {gap} stop {st['stop_reason']} {1000 * st['seconds']:.0f} ms"
+                    + (f" gate: {st['gate']}" if st["gate"] else "")
+                )
     for w in result.warnings:
         click.echo(f"warning: {w}", err=True)
     click.echo(
