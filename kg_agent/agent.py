@@ -32,7 +32,7 @@ from kg_agent.multistep.config import MultiStepConfig, load_config
 from kg_agent.multistep.engine import MultiStepEngine
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
 from kg_agent.retrieval.entities import QuestionEntityLinker
-from kg_agent.retrieval.graph_walk import EntityGraphRetriever
+from kg_agent.retrieval.graph_walk import EntityGraphRetriever, evidence_tier
 from kg_agent.retrieval.hybrid import HybridRetriever
 from kg_agent.retrieval.keyword import KeywordRetriever
 from kg_agent.retrieval.multi_query import (
@@ -47,7 +47,12 @@ from kg_agent.retrieval.quality import CONTENT_QUALITY_THRESHOLD, score_section_
 from kg_agent.retrieval.rerank import GraphReranker, RerankWeights
 from kg_agent.retrieval.semantic import SemanticRetriever
 from kg_agent.store import GraphStore
-from kg_agent.synthesis.claude import DEFAULT_SYNTHESIS_MODEL, SYSTEM_PROMPT, build_prompt
+from kg_agent.synthesis.claude import (
+    DEFAULT_SYNTHESIS_MODEL,
+    SYSTEM_PROMPT,
+    build_prompt,
+    chain_text,
+)
 from kg_agent.synthesis.context import Citation, MultiDocSynthesizer, NumberedEvidence
 from kg_agent.synthesis.extractive import extractive_answer
 from kg_agent.synthesis.fewshot import FewShotManager, format_examples
@@ -336,7 +341,8 @@ class KnowledgeGraphAgent:
         examples = ""
         if self.fewshot is not None:
             examples = format_examples(self.fewshot.select(question, k=2))
-        return numbered, build_prompt(question, numbered.text, examples)
+        chain = chain_text(numbered.items)
+        return numbered, build_prompt(question, numbered.text, examples, chain)
 
     def _synthesize(
         self,
@@ -468,7 +474,7 @@ class KnowledgeGraphAgent:
             if tiered:
                 # graph retrieval ranks in tiers (named entities, their neighbours,
                 # the rest); PageRank reorders within a tier, never across
-                ranked.sort(key=lambda e: -_tier(e))
+                ranked.sort(key=lambda e: -evidence_tier(e))
             evidence = ranked[:k]
             trace.append(
                 {"stage": "rerank", "weights": self.reranker.describe(), "within_tiers": tiered}
@@ -502,11 +508,6 @@ class KnowledgeGraphAgent:
             graph=graph,
             multistep=ms_trace,
         )
-
-
-def _tier(ev: Evidence) -> int:
-    """Rank tier of graph-retrieved evidence: entity 3, neighbour/bridge-linked 2, bridge 1."""
-    return {"entity": 3, "graph": 2, "bridge_linked": 2, "bridge": 1}.get(ev.source, 0)
 
 
 def check_question(question: str) -> str:

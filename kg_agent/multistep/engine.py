@@ -38,8 +38,13 @@ from kg_agent.multistep.relevance import (
 )
 from kg_agent.multistep.stop import StopCriteria
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
-from kg_agent.retrieval.graph_walk import EntityGraphRetriever, graph_neighbours
+from kg_agent.retrieval.graph_walk import (
+    EntityGraphRetriever,
+    evidence_tier,
+    graph_neighbours,
+)
 from kg_agent.retrieval.multi_query import offline_variants
+from kg_agent.retrieval.rerank import GraphReranker
 
 __all__ = ["MultiStepEngine", "MultiStepResult", "StepTrace"]
 
@@ -121,6 +126,7 @@ class MultiStepEngine(Retriever):
         self.llm = llm
         self.llm_timeout = llm_timeout
         self.classifier = QueryComplexityClassifier(count_entities=self.linker.link)
+        self._reranker = GraphReranker(self.store)  # PageRank scaling for authority
 
     def search(self, query: str, top_k: int = 10) -> RetrievalResult:
         res = self.run(query)
@@ -297,21 +303,34 @@ class MultiStepEngine(Retriever):
             )
         )
         collected = sorted(pool.values(), key=lambda e: -e.score)
-        final = _distinct_titles_first(collected, cfg.top_k_final)
-        if len(final) < cfg.top_k_final:
-            have = {e.section_id for e in final}
-            final += [
-                e
-                for e in self.base.search(question, cfg.top_k_final * 2).evidence
-                if e.section_id not in have
-            ][: cfg.top_k_final - len(final)]
+        # relevance loop: score the best candidates (Claude in parallel when
+        # available, else the calibrated offline score), weight by PageRank
+        # authority, drop those under the threshold, keep rerank_top_k; graph
+        # tiers still come first, relevance orders within a tier
+        width = max(cfg.rerank_top_k, cfg.top_k_final)
+        candidates = _distinct_titles_first(collected, 2 * width)
         outcome = score_and_rerank(
             question,
-            final,
-            llm=None,
-            rerank_top_k=max(cfg.rerank_top_k, len(final)),
-            relevance_threshold=0.0,
+            candidates,
+            llm=self.llm,
+            meter=meter,
+            timeout=self.llm_timeout,
+            authority=lambda e: self._reranker.pagerank_scaled(e.pagerank),
+            rerank_top_k=cfg.rerank_top_k,
+            relevance_threshold=cfg.relevance_threshold,
+            warnings=warnings,
         )
+        final = sorted(outcome.kept, key=lambda e: -evidence_tier(e))[: cfg.top_k_final]
+        if len(final) < cfg.top_k_final:
+            have = {e.title for e in final}
+            fill = [e for e in collected if e.title not in have]
+            fill += self.base.search(question, cfg.top_k_final * 2).evidence
+            for e in fill:
+                if len(final) >= cfg.top_k_final:
+                    break
+                if e.title not in have:
+                    have.add(e.title)
+                    final.append(e)
         quality_info = quality_telemetry(rewrites, outcome)
         quality_info["round1_quality"] = round(quality, 3)
         stats = bridge.stats()

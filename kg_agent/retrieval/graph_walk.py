@@ -26,11 +26,17 @@ from kg_agent.retrieval.entities import QuestionEntityLinker
 from kg_agent.retrieval.semantic import SemanticRetriever
 from kg_agent.store import GraphStore
 
-__all__ = ["EntityGraphRetriever", "graph_neighbours"]
+__all__ = ["EntityGraphRetriever", "evidence_tier", "graph_neighbours"]
 
 #: Tier offsets added to a similarity in [-1, 1], so tiers never interleave.
 ENTITY_TIER = 4.0
 NEIGHBOUR_TIER = 2.0
+
+
+def evidence_tier(ev: Evidence) -> int:
+    """Rank tier of graph-found evidence (entity 3, neighbour or bridge-linked 2,
+    bridge 1, anything else 0): rerankers reorder within a tier, never across."""
+    return {"entity": 3, "graph": 2, "bridge_linked": 2, "bridge": 1}.get(ev.source, 0)
 
 
 def graph_neighbours(store: GraphStore, titles: Sequence[str], *, limit: int) -> list[str]:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from kg_agent.retrieval.base import Evidence
+
 DEFAULT_SYNTHESIS_MODEL = "claude-sonnet-4-6"
 
 SYSTEM_PROMPT = (
@@ -14,10 +18,41 @@ SYSTEM_PROMPT = (
 )
 
 
-def build_prompt(question: str, evidence_text: str, examples_text: str = "") -> str:
+#: Heading of the prompt section that pairs bridge-round evidence with the
+#: first-round source it was reached from.
+CHAIN_HEADING = "Chain-linked evidence"
+
+
+def chain_text(items: Sequence[tuple[int, Evidence]]) -> str:
+    """Pair each bridge-linked source with its first-round antecedent: "[4] ← [1]".
+
+    The antecedent is the best-ranked first-round source (what the bridge
+    round read); empty when nothing was reached through the bridge round.
+    """
+    antecedent = next(((n, e) for n, e in items if e.source != "bridge_linked"), None)
+    lines = []
+    for n, e in items:
+        if e.source == "bridge_linked":
+            if antecedent is not None:
+                a, ae = antecedent
+                lines.append(f"[{n}] {e.title} ← reached from [{a}] {ae.title}")
+            else:
+                lines.append(f"[{n}] {e.title}")
+    return "\n".join(lines)
+
+
+def build_prompt(
+    question: str, evidence_text: str, examples_text: str = "", chain: str = ""
+) -> str:
     parts = []
     if examples_text:
         parts.append("Examples of good cited answers:\n\n" + examples_text.strip())
     parts.append("Evidence:\n" + evidence_text.strip())
+    if chain.strip():
+        parts.append(
+            f"{CHAIN_HEADING} (a second hop, found by following an entity named in a "
+            "first-round source). Answer with an explicit reasoning chain, citing each "
+            "link, e.g. [1] → [4] → answer:\n" + chain.strip()
+        )
     parts.append(f"Question: {question.strip()}\nAnswer (with [n] citations):")
     return "\n\n".join(parts)
