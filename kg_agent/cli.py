@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+import yaml
 
 from kg_agent import __version__
-from kg_agent.exceptions import KGAgentError
+from kg_agent.exceptions import InvalidArgumentError, KGAgentError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -304,6 +305,13 @@ def reindex(db_path: str, quiet: bool) -> None:
     help="YAML settings for the multi-step engine (see configs/run_multistep.yaml).",
 )
 @click.option(
+    "--set",
+    "multistep_set",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override one multi-step setting, e.g. --set max_steps=2 (repeatable).",
+)
+@click.option(
     "--trace",
     "show_trace",
     is_flag=True,
@@ -329,10 +337,20 @@ def ask(
     multistep: bool,
     route: str,
     multistep_config: str | None,
+    multistep_set: tuple[str, ...],
     show_trace: bool,
 ) -> None:
     """Answer QUESTION from the graph at --db, citing numbered sources."""
     from kg_agent.agent import KnowledgeGraphAgent, check_question
+    from kg_agent.multistep.config import load_config
+
+    overrides: dict[str, Any] = {}
+    for item in multistep_set:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidArgumentError(f"--set {item!r}: expected KEY=VALUE")
+        overrides[key.strip()] = yaml.safe_load(value)
+    settings = load_config(multistep_config, **overrides)
 
     check_question(question)  # before loading anything: an empty question fails fast
     with KnowledgeGraphAgent(
@@ -348,7 +366,7 @@ def ask(
         enable_multi_query=multi_query,
         top_k=top_k,
         retrieval=retrieval,
-        multistep_config=multistep_config,
+        multistep_config=settings,
     ) as agent:
         result = agent.query(
             question,

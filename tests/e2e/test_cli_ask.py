@@ -201,3 +201,28 @@ def test_cypher_unknown_query_and_missing_database(db: str, tmp_path: Path) -> N
     assert "drop_everything" in line
     line = one_error_line(invoke("cypher", "top_pagerank", "--db", str(tmp_path / "missing.kuzu")))
     assert "not found" in line
+
+
+def test_ask_multistep_trace_shows_each_step(db: str, shared_model: None) -> None:
+    q = "Which machine was built first, ENIAC or the Z3?"
+    result = invoke("ask", q, "--db", db, "--route", "complex", "--set", "max_steps=1", "--trace")
+    assert result.exit_code == 0, result.output
+    trace = result.stdout.partition("\nTrace:\n")[2]
+    assert '"stage": "multistep"' in trace
+    assert "multistep: route complex" in trace
+    assert "1. [plan]" in trace and "[bridge]" in trace
+    data = json.loads(invoke("ask", q, "--db", db, "--route", "complex", "--json").stdout)
+    ms = data["multistep"]
+    assert ms["route"] == "complex" and ms["plan"]["query_type"] == "compare"
+    assert ms["steps"][0]["kind"] == "plan" and "stop_reason" in ms["steps"][0]
+    assert set(ms["bridge_round_stats"]) >= {"triggered", "queries_generated", "docs_added"}
+    assert {"rewritten_queries", "relevance_scores", "reranked_results", "quality_notes"} <= set(
+        ms
+    )
+
+
+def test_ask_bad_multistep_setting_is_one_line_error(db: str, shared_model: None) -> None:
+    for bad in ("max_steps=0", "no_such_key=1", "max_steps"):
+        result = invoke("ask", ENIAC_Q, "--db", db, "--multistep", "--set", bad)
+        assert result.exit_code != 0
+        assert len(result.output.strip().splitlines()) == 1, result.output
