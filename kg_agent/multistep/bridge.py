@@ -121,6 +121,7 @@ def bridge_round(
                 log.warning(msg)
                 if warnings is not None:
                     warnings.append(msg)
+        entities = [t for t in entities if t not in exclude]
         if not entities:
             out.source = "offline"
             candidates = [t for t in neighbours(top_titles) if t not in exclude]

@@ -36,7 +36,7 @@ from kg_agent.multistep.relevance import (
     rewrite_queries,
     score_and_rerank,
 )
-from kg_agent.multistep.stop import StopCriteria
+from kg_agent.multistep.stop import StopCriteria, StopReason
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
 from kg_agent.retrieval.graph_walk import (
     EntityGraphRetriever,
@@ -241,6 +241,11 @@ class MultiStepEngine(Retriever):
                 elapsed,
                 float(meter.as_dict().get("cost_usd", 0.0)),
             )
+            # a planned step still queued (a per-entity or per-year search) runs
+            # even when no gap is detected, within max_steps
+            planned_left = bool(queue) and step_no < cfg.max_steps
+            if reason is StopReason.NO_GAP and planned_left:
+                reason = None
             steps.append(
                 StepTrace(
                     step_no,
@@ -255,7 +260,7 @@ class MultiStepEngine(Retriever):
                     round(time.perf_counter() - t0, 4),
                 )
             )
-            if reason is not None and not (queue and reason.value == "NO_GAP"):
+            if reason is not None:
                 stop_reason = reason.value
                 break
             if queue:
