@@ -26,6 +26,7 @@ __all__ = [
     "CHART_REFERENCES",
     "COLUMNS",
     "GRAPH_CONTRIBUTION",
+    "GRAPH_CONTRIBUTIONS",
     "format_failures",
     "format_table",
     "graph_contribution",
@@ -39,6 +40,9 @@ log = logging.getLogger(__name__)
 
 # (baseline mode, mode with the graph): their Recall@5 difference is what the graph adds.
 GRAPH_CONTRIBUTION: tuple[str, str] = ("hybrid", "hybrid_ppr")
+#: Every (base, with-graph) pair reported: the PageRank rerank, and the
+#: entity-seeded graph walk, each against the same hybrid retrieval.
+GRAPH_CONTRIBUTIONS: tuple[tuple[str, str], ...] = (GRAPH_CONTRIBUTION, ("hybrid", "entity_graph"))
 COLUMNS: tuple[str, ...] = (
     "mode", "R@2", "R@5", "AllR@5", "AnsInEv", "EM", "F1", "p50 ms", "p95 ms", "errors",
 )  # fmt: skip
@@ -71,9 +75,9 @@ def _published_tag(p: PublishedResult) -> str:
     return "measured here" if p.measured_here else "published"
 
 
-def graph_contribution(run: DatasetRun) -> float | None:
+def graph_contribution(run: DatasetRun, pair: tuple[str, str] = GRAPH_CONTRIBUTION) -> float | None:
     """Recall@5 points the graph adds (``hybrid_ppr`` − ``hybrid``), or None if either is absent."""
-    base, graph = GRAPH_CONTRIBUTION
+    base, graph = pair
     if base not in run.summaries or graph not in run.summaries:
         return None
     return run.summaries[graph].recall_at_5 - run.summaries[base].recall_at_5
@@ -118,10 +122,11 @@ def format_table(runs: Sequence[DatasetRun]) -> str:
             out.append(rule)
             out += [line(r) for r in pub_rows]
             out.append(_pool_note(run))
-        gain = graph_contribution(run)
-        if gain is not None:
-            base, graph = GRAPH_CONTRIBUTION
-            out.append(f"graph contribution ({graph} − {base}, R@5): {gain:+.1f} points")
+        for pair in GRAPH_CONTRIBUTIONS:
+            gain = graph_contribution(run, pair)
+            if gain is not None:
+                base, graph = pair
+                out.append(f"graph contribution ({graph} − {base}, R@5): {gain:+.1f} points")
         blocks.append("\n".join(out))
     return "\n\n".join(blocks)
 
@@ -220,13 +225,15 @@ def write_markdown(
         described = [s for s in run.summaries.values() if s.description]
         if described:
             lines += ["", *(f"- `{s.mode}`: {s.description}" for s in described)]
-        gain = graph_contribution(run)
-        if gain is not None:
-            base, graph = GRAPH_CONTRIBUTION
-            lines += [
-                "",
-                f"**Graph contribution** (`{graph}` R@5 − `{base}` R@5): **{gain:+.1f} points**.",
-            ]
+        for pair in GRAPH_CONTRIBUTIONS:
+            gain = graph_contribution(run, pair)
+            if gain is not None:
+                base, graph = pair
+                lines += [
+                    "",
+                    f"**Graph contribution** (`{graph}` R@5 − `{base}` R@5): "
+                    f"**{gain:+.1f} points**.",
+                ]
         pub = published_for(run.dataset)
         lines += ["", "### Published (same protocol)", ""]
         if pub:
