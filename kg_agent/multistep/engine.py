@@ -165,30 +165,30 @@ class MultiStepEngine(Retriever):
             t0 = time.perf_counter()
             r = self.single.search(question, cfg.top_k_final)
             step = StepTrace(
-                1,
-                question,
-                "-",
-                "single",
-                len(r.evidence),
-                len(r.evidence),
-                {},
-                "simple route",
-                None,
-                round(time.perf_counter() - t0, 4),
+                step=1,
+                query=question,
+                query_type="-",
+                kind="single",
+                results=len(r.evidence),
+                new_evidence=len(r.evidence),
+                gap={},
+                gate="simple route",
+                stop_reason=None,
+                seconds=round(time.perf_counter() - t0, 4),
             )
             return MultiStepResult(
-                question,
-                "simple",
-                r.evidence,
-                r.evidence,
-                [step],
-                complexity,
-                {},
-                {"triggered": False},
-                {},
-                None,
-                warnings,
-                time.perf_counter() - t_start,
+                question=question,
+                route="simple",
+                evidence=r.evidence,
+                collected=r.evidence,
+                steps=[step],
+                complexity=complexity,
+                plan={},
+                bridge_round_stats={"triggered": False},
+                quality={},
+                stop_reason=None,
+                warnings=warnings,
+                seconds=time.perf_counter() - t_start,
             )
 
         planner = StepPlanner(self.llm, timeout=self.llm_timeout, meter=meter)
@@ -248,16 +248,16 @@ class MultiStepEngine(Retriever):
                 reason = None
             steps.append(
                 StepTrace(
-                    step_no,
-                    " | ".join(queries),
-                    qtype.value,
-                    kind,
-                    len(found),
-                    len(fresh),
-                    _gap_dict(gap),
-                    "",
-                    reason.value if reason else None,
-                    round(time.perf_counter() - t0, 4),
+                    step=step_no,
+                    query=" | ".join(queries),
+                    query_type=qtype.value,
+                    kind=kind,
+                    results=len(found),
+                    new_evidence=len(fresh),
+                    gap=_gap_dict(gap),
+                    gate="",
+                    stop_reason=reason.value if reason else None,
+                    seconds=round(time.perf_counter() - t0, 4),
                 )
             )
             if reason is not None:
@@ -295,16 +295,16 @@ class MultiStepEngine(Retriever):
                 added += 1
         steps.append(
             StepTrace(
-                step_no + 1,
-                " | ".join(bridge.queries),
-                qtype.value,
-                "bridge",
-                len(bridge.evidence),
-                added,
-                {},
-                bridge.gate_reason,
-                None,
-                round(time.perf_counter() - t0, 4),
+                step=step_no + 1,
+                query=" | ".join(bridge.queries),
+                query_type=qtype.value,
+                kind="bridge",
+                results=len(bridge.evidence),
+                new_evidence=added,
+                gap={},
+                gate=bridge.gate_reason,
+                stop_reason=None,
+                seconds=round(time.perf_counter() - t0, 4),
             )
         )
         collected = sorted(pool.values(), key=lambda e: -e.score)
@@ -352,13 +352,13 @@ class MultiStepEngine(Retriever):
         quality_info["round1_quality"] = round(quality, 3)
         stats = bridge.stats()
         return MultiStepResult(
-            question,
-            "complex",
-            final,
-            collected,
-            steps,
-            complexity,
-            {
+            question=question,
+            route="complex",
+            evidence=final,
+            collected=collected,
+            steps=steps,
+            complexity=complexity,
+            plan={
                 "pattern": plan.pattern,
                 "source": plan.source,
                 "query_type": qtype.value,
@@ -367,11 +367,11 @@ class MultiStepEngine(Retriever):
                     for s in plan.steps
                 ],
             },
-            stats,
-            quality_info,
-            stop_reason,
-            warnings,
-            time.perf_counter() - t_start,
+            bridge_round_stats=stats,
+            quality=quality_info,
+            stop_reason=stop_reason,
+            warnings=warnings,
+            seconds=time.perf_counter() - t_start,
         )
 
 
