@@ -230,7 +230,9 @@ class Loader:
                 report.load_id = str(previous["id"])
                 return report
             started = _dt.datetime.now(_dt.timezone.utc)
-            report.load_id = f"load-{started:%Y%m%dT%H%M%S}-{fp[:8]}"
+            report.load_id = (
+                f"load-{started:%Y%m%dT%H%M%S.%f}-{fp[:8]}"  # µs: two loads in one second stay two
+            )
             stage_root = opts.staging_dir or str(Path(self.db_path).resolve().parent)
             Path(stage_root).mkdir(parents=True, exist_ok=True)
             stage = Path(tempfile.mkdtemp(prefix=".kg-stage-", dir=stage_root))
