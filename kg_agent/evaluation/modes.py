@@ -17,7 +17,6 @@ from kg_agent.agent import KnowledgeGraphAgent
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import InvalidArgumentError
 from kg_agent.retrieval.base import Evidence
-from kg_agent.retrieval.rerank import GraphReranker
 
 __all__ = [
     "DEFAULT_MODES",
@@ -62,16 +61,9 @@ class EvalContext:
         self.dense = self.agent.retriever
         self.keyword = self.agent.keyword
         self.hybrid = self.agent.hybrid
-        self.reranker = GraphReranker(self.store)
+        self.reranker = self.agent.reranker
         self.linker = self.agent.linker
         self.entity_graph = self.agent.entity_graph
-        self._cache: dict[str, Any] = {}
-
-    def cached(self, key: str, build: Callable[[], Any]) -> Any:
-        """One shared instance of an expensive helper per context."""
-        if key not in self._cache:
-            self._cache[key] = build()
-        return self._cache[key]
 
     def close(self) -> None:
         self.agent.close()

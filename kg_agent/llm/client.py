@@ -168,6 +168,31 @@ class UsageMeter:
 # --------------------------------------------------------------------------- SDK client
 
 
+def metered_complete(
+    client: LLMClient,
+    meter: UsageMeter | None,
+    *,
+    model: str,
+    system: str,
+    prompt: str,
+    max_tokens: int = 1024,
+    timeout: float | None = None,
+) -> LLMReply:
+    """``client.complete`` with the outcome counted on ``meter``: every feature's call
+    records its tokens or its failure the same way. Raises what ``complete`` raises."""
+    try:
+        reply = client.complete(
+            model=model, system=system, prompt=prompt, max_tokens=max_tokens, timeout=timeout
+        )
+    except LLMError:
+        if meter is not None:
+            meter.record_failure()
+        raise
+    if meter is not None:
+        meter.record(reply)
+    return reply
+
+
 def _env(name: str) -> str | None:
     value = os.environ.get(name, "").strip()
     return value or None

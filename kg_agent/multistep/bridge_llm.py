@@ -27,7 +27,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, parse_json_reply
+from kg_agent.llm.client import (
+    LLMClient,
+    LLMError,
+    UsageMeter,
+    metered_complete,
+    parse_json_reply,
+)
 from kg_agent.retrieval.base import Evidence
 
 __all__ = [
@@ -268,16 +274,15 @@ def llm_bridge_entities(
     returned in ``dropped``; at most ``max_entities`` entities (and gaps) are kept.
     """
     prompt = build_bridge_prompt(question, evidence)
-    try:
-        reply = client.complete(
-            model=model, system=SYSTEM_PROMPT, prompt=prompt, max_tokens=300, timeout=timeout
-        )
-    except LLMError:
-        if meter is not None:
-            meter.record_failure()
-        raise
-    if meter is not None:
-        meter.record(reply)
+    reply = metered_complete(
+        client,
+        meter,
+        model=model,
+        system=SYSTEM_PROMPT,
+        prompt=prompt,
+        max_tokens=300,
+        timeout=timeout,
+    )
     try:
         raw_entities, raw_gaps = parse_bridge_reply(reply.text)
     except LLMError:

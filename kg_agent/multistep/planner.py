@@ -19,7 +19,13 @@ from enum import Enum
 from typing import Any, Literal, cast, get_args
 
 from kg_agent.exceptions import InvalidArgumentError, one_line
-from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, parse_json_reply
+from kg_agent.llm.client import (
+    LLMClient,
+    LLMError,
+    UsageMeter,
+    metered_complete,
+    parse_json_reply,
+)
 
 __all__ = [
     "MAX_PLAN_STEPS",
@@ -312,20 +318,15 @@ class StepPlanner:
             prompt += "\nEntities named: " + "; ".join(names)
         # The client's own meter records the call already: do not count it twice.
         meter = self.meter if self.meter is not getattr(llm, "meter", None) else None
-        try:
-            reply = llm.complete(
-                model=self.model,
-                system=_SYSTEM,
-                prompt=prompt,
-                max_tokens=512,
-                timeout=self.timeout,
-            )
-        except LLMError:
-            if meter is not None:
-                meter.record_failure()
-            raise
-        if meter is not None:
-            meter.record(reply)
+        reply = metered_complete(
+            llm,
+            meter,
+            model=self.model,
+            system=_SYSTEM,
+            prompt=prompt,
+            max_tokens=512,
+            timeout=self.timeout,
+        )
         return parse_plan(parse_json_reply(reply.text), qtype)
 
 

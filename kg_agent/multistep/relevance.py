@@ -27,7 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, parse_json_reply
+from kg_agent.llm.client import (
+    LLMClient,
+    LLMError,
+    UsageMeter,
+    metered_complete,
+    parse_json_reply,
+)
 from kg_agent.retrieval.base import Evidence
 from kg_agent.retrieval.quality import content_words
 
@@ -111,20 +117,15 @@ def _llm_rewrites(
     meter: UsageMeter | None,
     timeout: float,
 ) -> list[str]:
-    try:
-        reply = client.complete(
-            model=model,
-            system=_REWRITE_SYSTEM.format(k=k),
-            prompt=question[:MAX_QUESTION_CHARS],
-            max_tokens=80 * k + 40,
-            timeout=timeout,
-        )
-    except LLMError:
-        if meter is not None:
-            meter.record_failure()
-        raise
-    if meter is not None:
-        meter.record(reply)
+    reply = metered_complete(
+        client,
+        meter,
+        model=model,
+        system=_REWRITE_SYSTEM.format(k=k),
+        prompt=question[:MAX_QUESTION_CHARS],
+        max_tokens=80 * k + 40,
+        timeout=timeout,
+    )
     try:
         data = parse_json_reply(reply.text)
         if isinstance(data, dict):  # tolerate {"queries": [...]}
@@ -306,16 +307,16 @@ def _score_one(
     timeout: float,
 ) -> float | None:
     try:
-        reply = client.complete(
+        reply = metered_complete(
+            client,
+            meter,
             model=model,
             system=_RELEVANCE_SYSTEM,
             prompt=_relevance_prompt(question, ev),
             max_tokens=16,
             timeout=timeout,
         )
-    except LLMError as exc:
-        if meter is not None:
-            meter.record_failure()
+    except LLMError as exc:  # counted on the meter already
         log.info("relevance scoring of %s failed (%s)", ev.section_id, exc.kind)
         return None
     except Exception as exc:  # a misbehaving client must not take the query down
@@ -323,8 +324,6 @@ def _score_one(
             meter.record_failure()
         log.warning("relevance scoring of %s raised %s", ev.section_id, type(exc).__name__)
         return None
-    if meter is not None:
-        meter.record(reply)
     try:
         return parse_score_reply(reply.text)
     except LLMError:

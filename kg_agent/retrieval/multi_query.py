@@ -14,7 +14,13 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 
-from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, parse_json_reply
+from kg_agent.llm.client import (
+    LLMClient,
+    LLMError,
+    UsageMeter,
+    metered_complete,
+    parse_json_reply,
+)
 from kg_agent.retrieval.base import Evidence
 from kg_agent.retrieval.quality import STOP_WORDS
 
@@ -44,16 +50,15 @@ def llm_variants(
     timeout: float = 15.0,
 ) -> list[str]:
     """Two alternative phrasings from Claude; raises LLMError on any failure."""
-    try:
-        reply = client.complete(
-            model=model, system=_SYSTEM, prompt=question, max_tokens=256, timeout=timeout
-        )
-    except LLMError:
-        if meter is not None:
-            meter.record_failure()
-        raise
-    if meter is not None:
-        meter.record(reply)
+    reply = metered_complete(
+        client,
+        meter,
+        model=model,
+        system=_SYSTEM,
+        prompt=question,
+        max_tokens=256,
+        timeout=timeout,
+    )
     data = parse_json_reply(reply.text)
     queries = data.get("queries") if isinstance(data, dict) else data
     if not isinstance(queries, list):
