@@ -45,7 +45,7 @@ from kg_agent.retrieval.multi_query import (
 )
 from kg_agent.retrieval.quality import CONTENT_QUALITY_THRESHOLD, score_section_quality
 from kg_agent.retrieval.rerank import GraphReranker, RerankWeights
-from kg_agent.retrieval.semantic import SemanticRetriever
+from kg_agent.retrieval.semantic import SEMANTIC_OFF, SemanticRetriever
 from kg_agent.store import GraphStore
 from kg_agent.synthesis.claude import (
     DEFAULT_SYNTHESIS_MODEL,
@@ -444,6 +444,8 @@ class KnowledgeGraphAgent:
         meter = UsageMeter()
 
         graph = self._graph_answer(q, trace)
+        if not self.retriever.enabled:
+            warnings.append(SEMANTIC_OFF)
         use_multistep = self.enable_multistep if multistep is None else multistep
         ms_trace: dict[str, Any] | None = None
         t0 = time.perf_counter()

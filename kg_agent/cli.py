@@ -101,6 +101,42 @@ def main() -> None:
     is_flag=True,
     help="Do not reuse or store embeddings in the cache ($KG_AGENT_CACHE_DIR).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Parse worker processes (default: one per CPU core).",
+)
+@click.option(
+    "--embeddings",
+    type=click.Choice(["now", "none", "later"]),
+    default="now",
+    show_default=True,
+    help="Embed sections while loading, or load the graph without vectors "
+    "(BM25 + graph search; embed later).",
+)
+@click.option(
+    "--index",
+    "index_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=str),
+    help="The multistream dump's index (…-multistream-index.txt.bz2); found beside the "
+    "dump when not given.",
+)
+@click.option(
+    "--restart",
+    is_flag=True,
+    help="Discard what an interrupted earlier run of this load staged, and start over.",
+)
+@click.option(
+    "--staging-dir",
+    type=click.Path(file_okay=False, path_type=str),
+    help="Where to stage parsed shards (default: beside the database).",
+)
+@click.option(
+    "--buffer-pool-mb",
+    type=click.IntRange(min=64),
+    envvar="KG_AGENT_BUFFER_POOL_MB",
+    help="Kùzu buffer pool for the write (default: 60% of memory).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the load report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @_library_errors
@@ -114,15 +150,21 @@ def load(
     max_section_words: int,
     force: bool,
     no_cache: bool,
+    workers: int | None,
+    embeddings: str,
+    index_file: str | None,
+    restart: bool,
+    staging_dir: str | None,
+    buffer_pool_mb: int | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
     """Load a Wikipedia dump or a passage corpus into the graph at --db.
 
-    SOURCE is a MediaWiki pages-articles export (.xml or .xml.bz2), a JSON/JSONL
-    list of {"title", "text"} passages (HippoRAG corpus), or a HotpotQA / MuSiQue
-    file whose paragraphs are pooled. A failed or interrupted load leaves the
-    database as it was.
+    SOURCE is a MediaWiki pages-articles export (.xml, .xml.bz2 (also multistream),
+    .gz, .xz), a JSON/JSONL list of {"title", "text"} passages (HippoRAG corpus), or a
+    HotpotQA / MuSiQue file whose paragraphs are pooled. A failed or interrupted
+    load leaves the database as it was; running it again resumes it.
     """
     from kg_agent.embedding import Embedder
     from kg_agent.ingest.pipeline import LoadOptions, load_source
@@ -134,9 +176,21 @@ def load(
         force=force,
         progress=not quiet,
         cache=not no_cache,
+        workers=workers,
+        embeddings=embeddings,
+        index=index_file,
+        restart=restart,
+        staging_dir=staging_dir,
+        buffer_pool_mb=buffer_pool_mb,
     )
     embedder = Embedder(model, batch_size=batch_size) if batch_size else Embedder(model)
-    report = load_source(source, db_path, embedder=embedder, options=options)
+    report = load_source(
+        source,
+        db_path,
+        embedder=embedder,
+        options=options,
+        say=None if quiet else (lambda msg: click.echo(msg, err=True)),
+    )
     if as_json:
         _echo_json(report.to_dict())
         return
@@ -146,19 +200,26 @@ def load(
             "Use --force to load it again."
         )
         return
-    t = report.timings
+    t = {k: v for k, v in report.timings.items() if "." not in k}
+    resumed = f", resumed ({report.resumed_shards:,} shards reused)" if report.resumed else ""
     click.echo(
-        f"Loaded {source} ({report.format}) into {db_path}\n"
+        f"Loaded {source} ({report.format}) into {db_path}{resumed}\n"
         f"  articles   {report.articles:>10,}  ({report.new_articles:,} new, "
         f"{report.replaced_articles:,} replaced, {report.duplicate_pages:,} duplicates skipped)\n"
         f"  redirects  {report.redirects:>10,}\n"
-        f"  sections   {report.sections:>10,}\n"
-        f"  links      {report.links:>10,}  article→article\n"
+        f"  sections   {report.sections:>10,}"
+        + (
+            "  (no embeddings: run 'kg-agent embed' for semantic search)"
+            if report.embeddings != "now"
+            else ""
+        )
+        + f"\n  links      {report.links:>10,}  article→article\n"
         f"  mentions   {report.mentions:>10,}  section→article"
         f" ({report.inferred_mentions:,} inferred)\n"
         f"  categories {report.categories:>10,}\n"
         f"  stubs      {report.stubs:>10,}  (link targets outside the source)\n"
         f"  cached     {report.cached_embeddings:>10,}  embeddings reused from the cache\n"
+        f"  shards     {report.shards:>10,}  ({report.layout}, {report.workers} parse workers)\n"
         f"  time       {sum(t.values()):>10.1f}s  "
         + "  ".join(f"{k} {v:.1f}s" for k, v in t.items())
         + f"\n  speed      {report.pages_per_s:,.0f} pages/s parsed, "
@@ -204,9 +265,21 @@ def stats(db_path: str, top: int, as_json: bool) -> None:
         f"  links           {st.links:>10,}  article→article ({st.inferred_links:,} inferred)\n"
         f"  mentions        {st.mentions:>10,}  section→article\n"
         f"  loads           {st.loads:>10,}\n"
-        f"  indexes         vector {flag(ix.vector)}, full-text {flag(ix.section_fts)}, "
-        f"pagerank {flag(ix.pagerank)}" + ("  (STALE: run 'kg-agent reindex')" if ix.stale else "")
+        f"  embeddings      {ix.embeddings}"
+        + ("" if ix.embeddings == "complete" else "  (semantic search off until 'kg-agent embed')")
+        + f"\n  indexes         vector {flag(ix.vector)}, full-text {flag(ix.text)}, "
+        f"pagerank {flag(ix.pagerank)}"
+        + ("  (STALE: run 'kg-agent load' again or 'kg-agent reindex')" if ix.stale else "")
     )
+    if loads:
+        click.echo("  load history:")
+        for ld in loads:
+            status = ld.get("status") or "complete"
+            mark = "" if status == "complete" else "  (INCOMPLETE: indexes not finished)"
+            click.echo(
+                f"    {ld['id']}  {status:<9} {int(ld.get('articles') or 0):>10,} articles  "
+                f"{os.path.basename(str(ld.get('source') or ''))}{mark}"
+            )
     if st.top_pagerank:
         click.echo("  top PageRank:")
         for i, (title, pr) in enumerate(st.top_pagerank, 1):
@@ -218,18 +291,67 @@ def stats(db_path: str, top: int, as_json: bool) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @_library_errors
 def reindex(db_path: str, quiet: bool) -> None:
-    """Build missing indexes, rebuild the full-text ones, recompute PageRank.
+    """Rebuild the text index, the vector index and PageRank; upgrade an older graph.
 
-    Needed only when a load was stopped after its data committed but before its
-    indexes were built (``stats`` then says STALE).
+    Repairs a graph whose load committed but whose indexes were not built (``stats``
+    says STALE or MISSING). Fails, with the index named, if one cannot be built.
     """
-    from kg_agent.ingest.pipeline import finalize_indexes
-    from kg_agent.store import GraphStore
+    from kg_agent.ingest.pipeline import reindex as rebuild
 
-    with GraphStore.open(db_path, read_only=False) as store:
-        store.build_fts_indexes(rebuild=True)
-        finalize_indexes(store, progress=not quiet)
-    click.echo(f"Rebuilt indexes and PageRank of {db_path}")
+    out = rebuild(db_path, progress=not quiet)
+    done = ", ".join(f"{k} {v:.1f}s" for k, v in out["timings"].items())
+    up = " (upgraded to the current schema)" if out["upgraded"] else ""
+    click.echo(f"Rebuilt the indexes of {db_path}{up}: {done}")
+
+
+@main.command()
+@_db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@_library_errors
+def check(db_path: str, as_json: bool) -> None:
+    """Verify a graph: its file against the checksums of its last write, then a full read.
+
+    Exit status 1 with one line naming the damage when a block of the file changed or
+    a table cannot be read (a crash inside Kùzu is reported the same way).
+    """
+    from kg_agent.exceptions import DatabaseError
+    from kg_agent.store import GraphStore
+    from kg_agent.store.integrity import verify_checksums
+
+    if not os.path.exists(db_path):
+        raise DatabaseError(f"database {db_path} not found")
+    sums = verify_checksums(db_path)
+    if sums.recorded and not sums.ok:
+        where = (
+            f"{len(sums.damaged_blocks)} block(s) of 16 MiB differ, the first at byte "
+            f"{sums.damaged_blocks[0]:,}"
+            if sums.damaged_blocks
+            else "its size changed"
+        )
+        raise DatabaseError(
+            f"database {db_path} is damaged: {where} since its last write "
+            f"({sums.written_at}); restore a copy or load its sources again into a new --db"
+        )
+    with GraphStore.open(db_path, read_only=True) as store:
+        rows = store.read_everything()
+        status = store.index_status()
+    out = {
+        "database": db_path,
+        "checksums": sums.to_dict(),
+        "rows": rows,
+        "indexes": {
+            "vector": status.vector,
+            "text": status.text,
+            "pagerank": status.pagerank,
+            "stale": status.stale,
+        },
+    }
+    if as_json:
+        _echo_json(out)
+        return
+    note = "checksums match" if sums.recorded else "no checksums recorded (an older graph)"
+    total = sum(rows.values())
+    click.echo(f"{db_path}: OK, every table read ({total:,} rows), {note}")
 
 
 @main.command()
@@ -581,4 +703,4 @@ def run() -> None:  # pragma: no cover - console-script shim
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main(prog_name="kg-agent")

@@ -26,9 +26,14 @@ class SourceError(KGAgentError):
 
     def __init__(self, path: str, message: str, where: str | None = None) -> None:
         self.path = path
+        self.message = message
         self.where = where
         loc = f" ({where})" if where else ""
         super().__init__(f"{path}{loc}: {message}")
+
+    def __reduce__(self) -> tuple[type[SourceError], tuple[str, str, str | None]]:
+        # raised in parse worker processes and re-raised in the parent
+        return (type(self), (self.path, self.message, self.where))
 
 
 class UnknownFormatError(SourceError):

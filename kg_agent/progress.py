@@ -44,6 +44,7 @@ class Progress:
         self._last = 0.0
         self._extra = ""
         self.fraction: float | None = None  # share of the work done, when items are not it
+        self._base: float = 0  # items done before this run (a resumed job): not in the rate
 
     def update(self, n: float = 1, *, extra: str = "", fraction: float | None = None) -> None:
         """Count ``n`` more items; ``fraction`` (0..1) drives the ETA when the total
@@ -71,10 +72,15 @@ class Progress:
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
 
+    def start_rate_at(self, done: float) -> None:
+        """Items already done before this run (a resumed job): counted in the total,
+        not in the rate, so the rate and ETA describe this run's speed."""
+        self._base = done
+
     @property
     def rate(self) -> float:
         e = self.elapsed
-        return self.done / e if e > 0 else 0.0
+        return (self.done - self._base) / e if e > 0 else 0.0
 
     def line(self) -> str:
         rate = self.rate

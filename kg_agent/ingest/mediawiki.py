@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import os
 import re
@@ -30,7 +31,7 @@ from kg_agent.ingest.records import ParsedPage
 from kg_agent.ingest.titles import normalize_title
 from kg_agent.ingest.wikitext import DEFAULT_NAMESPACES, WikitextParser
 
-__all__ = ["ProgressCallback", "iter_dump_pages"]
+__all__ = ["ProgressCallback", "iter_dump_pages", "iter_fragment_pages"]
 
 ProgressCallback = Callable[[int, int], None]
 """``progress(bytes_read, total_bytes)``: bytes of the file as stored (compressed)."""
@@ -43,6 +44,7 @@ _SNIFF_LIMIT = 8 << 20  # compressed bytes read at most to find the root element
 _MAGIC_BZ2 = b"BZh"
 _MAGIC_GZIP = b"\x1f\x8b"
 _MAGIC_XZ = b"\xfd7zXZ\x00"
+_TAIL_OK = re.compile(rb"\s*(?:</mediawiki>\s*)?\Z")
 
 
 class _Readable(Protocol):
@@ -79,7 +81,7 @@ class _CountingReader:
         self._raw.close()
 
 
-def _compression(head: bytes) -> str | None:
+def compression_of(head: bytes) -> str | None:
     if head.startswith(_MAGIC_BZ2):
         return "bz2"
     if head.startswith(_MAGIC_GZIP):
@@ -99,7 +101,7 @@ def _decompressing(raw: _CountingReader, kind: str | None) -> _Readable:
     return raw
 
 
-def _local(tag: str) -> str:
+def local_name(tag: str) -> str:
     """Tag name without the export namespace URI, which changes with the dump version."""
     return tag.rpartition("}")[2]
 
@@ -124,11 +126,11 @@ def iter_dump_pages(
     name = os.fspath(path)
     if limit is not None and limit < 0:
         raise InvalidArgumentError(f"limit must be >= 0, got {limit}")
-    kind, total = _check(name)
+    kind, total = check_dump(name)
     return _iter_pages(name, kind, total, limit, progress, keep_link_only_sections)
 
 
-def _check(name: str) -> tuple[str | None, int]:
+def check_dump(name: str) -> tuple[str | None, int]:
     """Fail early: the file exists, is (compressed) XML and its root is a MediaWiki export."""
     try:
         total = os.path.getsize(name)
@@ -140,7 +142,7 @@ def _check(name: str) -> tuple[str | None, int]:
         raise SourceError(name, "is a directory, expected a MediaWiki XML dump") from None
     except OSError as exc:
         raise SourceError(name, f"cannot read: {exc.strerror or exc}") from None
-    kind = _compression(head)
+    kind = compression_of(head)
     if kind is not None:
         head = _sniff_decompressed(name, kind)
     if not head.strip():
@@ -151,7 +153,7 @@ def _check(name: str) -> tuple[str | None, int]:
         raise UnknownFormatError(name, f"{what} is not XML, expected a MediaWiki XML dump")
     root = _ROOT_TAG.search(text_start)
     if root is not None:
-        local = _local(root.group(1).decode("utf-8", "replace")).rpartition(":")[2]
+        local = local_name(root.group(1).decode("utf-8", "replace")).rpartition(":")[2]
         if local not in ("mediawiki", "page"):
             raise UnknownFormatError(
                 name, f"root element is <{local}>, expected <mediawiki> (a MediaWiki XML dump)"
@@ -230,13 +232,13 @@ def _iter_pages(
             if event == "start":
                 if root is None:
                     root = elem
-                    local = _local(elem.tag)
+                    local = local_name(elem.tag)
                     if local not in ("mediawiki", "page"):
                         raise UnknownFormatError(
                             name, f"root element is <{local}>, expected <mediawiki>"
                         )
                 continue
-            local = _local(elem.tag)
+            local = local_name(elem.tag)
             if local == "namespace":
                 key = elem.get("key")
                 if key is not None and elem.text and key.lstrip("-").isdigit():
@@ -247,7 +249,7 @@ def _iter_pages(
             if parser is None:
                 parser = WikitextParser(namespaces, keep_link_only_sections=keep_link_only_sections)
             pages_seen += 1
-            page, last_title = _page(elem, parser, namespaces)
+            page, last_title = page_from_element(elem, parser, namespaces)
             if root is not None and root is not elem:
                 del root[:]  # drop handled pages (and siteinfo) so memory stays flat
             if page is None:
@@ -261,7 +263,7 @@ def _iter_pages(
             progress(counter.count, total)
     except ET.ParseError as exc:
         raise SourceError(
-            name, f"malformed XML: {_reason(exc)}", where=where(exc.position)
+            name, f"malformed XML: {parse_error_reason(exc)}", where=where(exc.position)
         ) from None
     except EOFError:
         raise SourceError(
@@ -275,12 +277,12 @@ def _iter_pages(
         raw.close()
 
 
-def _reason(exc: ET.ParseError) -> str:
+def parse_error_reason(exc: ET.ParseError) -> str:
     """expat's message without its own ``: line X, column Y`` suffix (given in ``where``)."""
     return re.sub(r": line \d+, column \d+$", "", str(exc))
 
 
-def _page(
+def page_from_element(
     elem: ET.Element, parser: WikitextParser, namespaces: dict[str, int]
 ) -> tuple[ParsedPage | None, str]:
     """Turn one ``<page>`` element into a ParsedPage, or None when it is not namespace 0."""
@@ -290,7 +292,7 @@ def _page(
     redirect_title: str | None = None
     text = ""
     for child in elem:
-        local = _local(child.tag)
+        local = local_name(child.tag)
         if local == "title":
             title = child.text or ""
         elif local == "ns":
@@ -303,7 +305,7 @@ def _page(
             redirect_title = child.get("title")
         elif local == "revision":
             for part in child:
-                if _local(part.tag) == "text":
+                if local_name(part.tag) == "text":
                     text = part.text or ""
     elem.clear()
     if ns is None:
@@ -344,3 +346,60 @@ def _namespace_of(title: str, namespaces: dict[str, int]) -> int:
         if name.lower() == prefix:
             return key
     return DEFAULT_NAMESPACES.get(prefix, 0)
+
+
+def iter_fragment_pages(
+    data: bytes,
+    namespaces: dict[str, int],
+    *,
+    source: str,
+    where: str,
+    last: bool,
+    keep_link_only_sections: bool = True,
+) -> Iterator[ParsedPage]:
+    """Namespace-0 pages of a run of whole ``<page>`` elements (a work unit), in order.
+
+    Used by the parallel load (see :mod:`kg_agent.ingest.units`). ``where`` names
+    the run in error messages; ``last`` says it ends the dump, so what follows its
+    last page must be the closing ``</mediawiki>`` (else the file was cut).
+    """
+    first = data.find(b"<page>")
+    close = data.rfind(b"</page>")
+    lead = data[:first] if first >= 0 else data
+    if lead.strip():
+        raise SourceError(source, "malformed XML: text outside any <page>", where=where)
+    if first < 0:
+        if last and b"</mediawiki>" not in data:
+            raise SourceError(source, "truncated: the dump ends without </mediawiki>", where=where)
+        return
+    end = close + len(b"</page>") if close >= 0 else len(data)
+    tail = data[end:]
+    if close < first or not (_TAIL_OK.match(tail) if last else not tail.strip()):
+        raise SourceError(
+            source, "truncated or malformed XML: the last <page> is not closed", where=where
+        )
+    if last and b"</mediawiki>" not in tail:
+        raise SourceError(source, "truncated: the dump ends without </mediawiki>", where=where)
+    parser = WikitextParser(namespaces, keep_link_only_sections=keep_link_only_sections)
+    wrapped = io.BytesIO(b"<kg-unit>" + data[first:end] + b"</kg-unit>")
+    root: ET.Element | None = None
+    try:
+        for event, elem in ET.iterparse(wrapped, events=("start", "end")):
+            if event == "start":
+                if root is None:
+                    root = elem
+                continue
+            if local_name(elem.tag) != "page":
+                continue
+            page, _title = page_from_element(elem, parser, namespaces)
+            if root is not None:
+                root.clear()
+            if page is not None:
+                yield page
+    except ET.ParseError as exc:
+        line, col = exc.position
+        raise SourceError(
+            source,
+            f"malformed XML: {parse_error_reason(exc)}",
+            where=f"{where}, line {line}, column {col}",
+        ) from None

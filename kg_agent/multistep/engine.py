@@ -119,7 +119,6 @@ class MultiStepEngine(Retriever):
     ) -> None:
         self.single = single
         self.store = single.store
-        self.dense = single.dense
         self.base = single.base
         self.linker = single.linker
         self.config = config or MultiStepConfig()
@@ -134,7 +133,7 @@ class MultiStepEngine(Retriever):
 
     # ------------------------------------------------------------------ helpers
     def _score_titles(self, question: str, titles: Sequence[str]) -> dict[str, Evidence]:
-        return self.dense.score_articles(self.dense.query_vector(question), titles)
+        return self.single.score_titles(question, titles)
 
     def _neighbours(self, titles: Sequence[str]) -> list[str]:
         return graph_neighbours(self.store, titles, limit=self.single.max_edges)

@@ -24,7 +24,7 @@ from kg_agent.exceptions import InvalidArgumentError
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
 from kg_agent.retrieval.entities import QuestionEntityLinker
 from kg_agent.retrieval.semantic import SemanticRetriever
-from kg_agent.store import GraphStore
+from kg_agent.store import GraphStore, SectionHit
 
 __all__ = ["EntityGraphRetriever", "evidence_tier", "graph_neighbours"]
 
@@ -37,6 +37,66 @@ def evidence_tier(ev: Evidence) -> int:
     """Rank tier of graph-found evidence (entity 3, neighbour or bridge-linked 2,
     bridge 1, anything else 0): rerankers reorder within a tier, never across."""
     return {"entity": 3, "graph": 2, "bridge_linked": 2, "bridge": 1}.get(ev.source, 0)
+
+
+def _lexical(hit: SectionHit, similarity: float) -> Evidence:
+    return Evidence(
+        section_id=hit.section_id,
+        title=hit.title,
+        heading=hit.heading,
+        heading_path=hit.heading_path,
+        content=hit.text,
+        similarity=similarity,
+        pagerank=hit.pagerank,
+        score=similarity,
+        source="bm25",
+        scores={"bm25": hit.score},
+    )
+
+
+_UNREAD = "unread"
+
+
+def _unread_lead(title: str) -> Evidence:
+    """A placeholder for an article's lead section, read only if it makes the cut."""
+    return Evidence(
+        section_id=f"{title}::0000",
+        title=title,
+        heading="",
+        heading_path="",
+        content="",
+        similarity=0.0,
+        source="bm25",
+        scores={"bm25": 0.0, _UNREAD: 1.0},
+    )
+
+
+def _read_leads(store: GraphStore, ranked: list[Evidence], top_k: int) -> list[Evidence]:
+    """The first ``top_k`` of ``ranked``, unread leads read (those not found are dropped)."""
+    out: list[Evidence] = []
+    start = 0
+    while len(out) < top_k and start < len(ranked):
+        chunk = ranked[start : start + top_k - len(out)]
+        start += len(chunk)
+        unread = [e.section_id for e in chunk if _UNREAD in e.scores]
+        hits = store.sections_by_ids(unread) if unread else {}
+        for e in chunk:
+            if _UNREAD not in e.scores:
+                out.append(e)
+            elif e.section_id in hits:
+                h = hits[e.section_id]
+                scores = {k: v for k, v in e.scores.items() if k != _UNREAD}
+                out.append(
+                    dataclasses.replace(
+                        e,
+                        heading=h.heading,
+                        heading_path=h.heading_path,
+                        content=h.text,
+                        pagerank=h.pagerank,
+                        scores=scores,
+                    )
+                )
+    return out
 
 
 def graph_neighbours(store: GraphStore, titles: Sequence[str], *, limit: int) -> list[str]:
@@ -76,16 +136,44 @@ class EntityGraphRetriever(Retriever):
         self.depth = depth
         self.max_edges = max_edges
 
+    def score_titles(
+        self, query: str, titles: Sequence[str], *, lazy: bool = False
+    ) -> dict[str, Evidence]:
+        """Each article's section that best matches ``query`` (title → evidence).
+
+        By embedding similarity; on a graph without embeddings by BM25 among the
+        articles' own sections (similarity = BM25 over the best one), an article
+        with no matching word keeping its lead section at similarity 0. With
+        ``lazy``, those lead sections are left unread (see :func:`_read_leads`):
+        most rank below the cut, and each read is a lookup.
+        """
+        if self.dense.enabled:
+            return self.dense.score_articles(self.dense.query_vector(query), titles)
+        wanted = list(dict.fromkeys(titles))
+        hits = self.store.text_search_within(query, wanted, k=8 * len(wanted) + 10)
+        top = max((h.score for h in hits), default=0.0) or 1.0
+        out: dict[str, Evidence] = {}
+        for h in hits:  # best first: the first hit of an article is its best section
+            if h.title not in out:
+                out[h.title] = _lexical(h, h.score / top)
+        rest = [t for t in wanted if t not in out]
+        if lazy:
+            for title in rest:
+                out[title] = _unread_lead(title)
+            return out
+        for title, h in self.store.lead_sections(rest).items():
+            out[title] = _lexical(h, 0.0)
+        return out
+
     def search(self, query: str, top_k: int = 10) -> RetrievalResult:
         base = self.base.search(query, max(self.depth, top_k))
         t0 = time.perf_counter()
         entities = self.linker.link(query)
-        vec = self.dense.query_vector(query)
         hits = list(dict.fromkeys(e.title for e in base.evidence))[: self.expand_from_top]
         anchors = list(dict.fromkeys([*entities, *hits]))
         neighbours = graph_neighbours(self.store, anchors, limit=self.max_edges)
         second = [t for t in dict.fromkeys([*hits, *neighbours]) if t not in entities]
-        scored = self.dense.score_articles(vec, [*entities, *second])
+        scored = self.score_titles(query, [*entities, *second], lazy=True)
         ranked: list[Evidence] = []
         for tier, titles, source in (
             (ENTITY_TIER, entities, "entity"),
@@ -109,7 +197,7 @@ class EntityGraphRetriever(Retriever):
         timings["graph"] = time.perf_counter() - t0
         return RetrievalResult(
             query=query,
-            evidence=ranked[:top_k],
+            evidence=_read_leads(self.store, ranked, top_k),
             timings=timings,
             notes=[f"entities: {entities}", f"expanded from: {anchors}"],
         )

@@ -29,6 +29,11 @@ from kg_agent.store import GraphStore, SectionHit
 
 EXACT_SCAN_MAX_SECTIONS = 200_000
 
+SEMANTIC_OFF = (
+    "semantic search is off: this graph has no embeddings (loaded with --embeddings "
+    "none or later); answers come from BM25 and the graph until 'kg-agent embed' runs"
+)
+
 QUERY_EMBED_THREADS = 1
 """torch intra-op threads while one query is embedded (restored afterwards)."""
 
@@ -94,7 +99,8 @@ class SemanticRetriever(Retriever):
     ) -> None:
         if mode not in ("auto", "exact", "index"):
             raise InvalidArgumentError(f"mode must be auto, exact or index, not {mode!r}")
-        model = store.meta().get("model")
+        meta = store.meta()
+        model = meta.get("model")
         if model and model != embedder.name:
             raise InvalidArgumentError(
                 f"the graph was embedded with {model}, but the query embedder is "
@@ -102,7 +108,12 @@ class SemanticRetriever(Retriever):
             )
         self.store = store
         self.embedder = embedder
-        if mode == "auto":
+        # A graph loaded with --embeddings none|later has no vectors to search
+        # (or only some of them): semantic search is off until `kg-agent embed`.
+        self.enabled = meta.get("embeddings", "complete") == "complete"
+        if not self.enabled:
+            mode = "off"
+        elif mode == "auto":
             n = store.count("MATCH (s:Section) RETURN count(s)")
             mode = "exact" if n <= exact_max_sections else "index"
         self.mode = mode
@@ -126,6 +137,8 @@ class SemanticRetriever(Retriever):
         return vec
 
     def search(self, query: str, top_k: int = 10) -> RetrievalResult:
+        if not self.enabled:
+            return RetrievalResult(query=query, evidence=[], notes=[SEMANTIC_OFF])
         t0 = time.perf_counter()
         vec = self.query_vector(query)
         t1 = time.perf_counter()

@@ -9,13 +9,17 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
 from kg_agent.cli import SAMPLE_DUMP, main
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import LoadAborted
+from kg_agent.ingest import pipeline
 from kg_agent.ingest.pipeline import LoadOptions, load_source
 from kg_agent.store import GraphStore
 from tests.e2e.conftest import ENWIKI
@@ -126,24 +130,36 @@ def test_reload_is_skipped_and_force_replaces_without_duplicates(loaded_db: Path
     assert after == before
 
 
-def test_failure_inside_the_write_transaction_rolls_back(
+def test_staged_edges_kuzu_would_reject_are_refused_before_writing(
     loaded_db: Path, embedder: Embedder, shared_data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Ctrl-C at the last statement of the write: Kùzu rolls every COPY back."""
+    """A staged edge to no article: Kùzu's COPY would fail late in the transaction, and
+    Kùzu 0.11.3's abort of a transaction that already copied into a relationship table
+    deletes that table's older rows. So the write checks first and writes nothing."""
     before = _counts(loaded_db)
+    real_prepare = pipeline.prepare
 
-    def interrupted(self: GraphStore, row: object) -> None:
-        raise KeyboardInterrupt
+    def broken(stage: Any, parsed: Any, graph: Any, **kw: Any) -> dict[str, Any]:
+        counts = real_prepare(stage, parsed, graph, **kw)
+        path = stage.resolved.path(parsed.units[-1], "links_to")
+        table = pq.read_table(path)
+        bad = pa.table(
+            {"from": [table["from"][0].as_py()], "to": ["No such article"], "count": [1],
+             "inferred": [False]},
+            schema=table.schema,
+        )
+        pq.write_table(pa.concat_tables([table, bad]), path)  # LINKS_TO is copied late
+        return counts
 
-    monkeypatch.setattr(GraphStore, "record_load", interrupted)
-    with pytest.raises(LoadAborted, match="left as it was"):
+    monkeypatch.setattr(pipeline, "prepare", broken)
+    with pytest.raises(LoadAborted, match="inconsistent") as err:
         load_source(
             shared_data_dir / ENWIKI,
             loaded_db,
             embedder=embedder,
             options=LoadOptions(progress=False, limit=5),
         )
-    monkeypatch.undo()
+    assert "'No such article'" in str(err.value) and "nothing was written" in str(err.value)
     assert _counts(loaded_db) == before
 
 

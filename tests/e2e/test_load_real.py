@@ -136,7 +136,7 @@ def test_latgalian_complete_wiki(
     assert report.articles == 903 and report.redirects == 147
     store = open_store(db)
     st = store.stats(top=10)
-    assert st.indexes.vector and st.indexes.section_fts and st.indexes.pagerank
+    assert st.indexes.vector and st.indexes.text and st.indexes.pagerank
     # The dump is the whole wiki, so a stub is a red link: no page of that title exists.
     raw = (shared_data_dir / LATGALIAN).read_text(encoding="utf-8")
     red = store.query(

@@ -1,0 +1,113 @@
+"""The embed phase of a load: each shard's sections with their vectors, resumably.
+
+A shard's vectors are written with a marker once complete, so a resumed load
+embeds only the shards that were not finished. Vectors already in the embedding
+cache (:mod:`kg_agent.ingest.embed_cache`) are reused, not recomputed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kg_agent.embedding import Embedder
+from kg_agent.ingest.chunking import embedding_input
+from kg_agent.ingest.embed_cache import EmbeddingCache
+from kg_agent.ingest.stage import Stage
+from kg_agent.progress import Progress
+
+__all__ = ["embed_shards", "embedder_identity"]
+
+
+def embedder_identity(embedder: Embedder) -> str:
+    """What makes two embedders' vectors interchangeable (the cache key's scope)."""
+    parts = [
+        embedder.name,
+        f"seq={getattr(embedder, 'max_seq_length', None)}",
+        f"int8={getattr(embedder, 'quantize', False)}",
+        f"bf16={getattr(embedder, 'uses_bf16', False)}",
+    ]
+    return "|".join(parts)
+
+
+def embed_shards(
+    stage: Stage,
+    units: Sequence[int],
+    embedder: Embedder,
+    *,
+    total_sections: int,
+    cache: bool = True,
+    progress: bool = True,
+) -> int:
+    """Embed every shard not yet embedded; returns how many vectors came from the cache."""
+    done = stage.embedded.markers()
+    already = sum(int(done[u]["sections"]) for u in units if u in done)
+    prog = Progress("embed", total=total_sections, unit="sections", enabled=progress)
+    prog.set(already)
+    prog.start_rate_at(already)
+    store = EmbeddingCache(embedder_identity(embedder), embedder.dimension) if cache else None
+    hits = 0
+    try:
+        for unit in units:
+            if unit in done:
+                continue
+            path = stage.resolved.path(unit, "sections")
+            if not path.exists():
+                stage.embedded.mark(unit, {"unit": unit, "sections": 0})
+                continue
+            table = pq.read_table(path)
+            texts = [
+                embedding_input(a, h, t)
+                for a, h, t in zip(
+                    table.column("article").to_pylist(),
+                    table.column("heading_path").to_pylist(),
+                    table.column("text").to_pylist(),
+                    strict=True,
+                )
+            ]
+            vectors, cached = _vectors(texts, embedder, store, prog)
+            hits += cached
+            flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+            emb = pa.FixedSizeListArray.from_arrays(flat, embedder.dimension)
+            out = stage.embedded.path(unit, "sections")
+            tmp = out.with_name(out.name + ".tmp")
+            pq.write_table(table.append_column("embedding", emb), tmp)
+            tmp.replace(out)
+            stage.embedded.mark(unit, {"unit": unit, "sections": table.num_rows, "cached": cached})
+    finally:
+        prog.close()
+        if store is not None:
+            store.close()
+    return hits
+
+
+def _vectors(
+    texts: list[str], embedder: Embedder, cache: EmbeddingCache | None, prog: Progress
+) -> tuple[npt.NDArray[np.float32], int]:
+    """Vectors of ``texts`` (cache first); progress counts each text once."""
+    reported = 0
+
+    def on_done(so_far: int) -> None:  # the embedder reports a running total
+        nonlocal reported
+        prog.update(so_far - reported)
+        reported = so_far
+
+    if cache is None:
+        return embedder.embed(texts, progress=on_done), 0
+    found = cache.get_many(texts)
+    missing = [i for i, v in enumerate(found) if v is None]
+    out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
+    for i, v in enumerate(found):
+        if v is not None:
+            out[i] = v
+    prog.update(len(texts) - len(missing))
+    if missing:
+        todo = [texts[i] for i in missing]
+        fresh = embedder.embed(todo, progress=on_done)
+        out[missing] = fresh
+        cache.put_many(todo, fresh)
+    return out, len(texts) - len(missing)

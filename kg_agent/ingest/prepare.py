@@ -1,0 +1,220 @@
+"""The resolve phase: parsed shards → copy-ready tables for the graph.
+
+For each shard: the rows of each title's winning page, link targets resolved to
+canonical titles (through redirects, or to new stubs), edges aggregated, and the
+result written as parquet files whose columns are the graph tables' columns, so
+the write phase is nothing but ``COPY FROM``. Passage corpora also get their
+mention edges inferred here (:class:`~kg_agent.ingest.mentions.MentionMatcher`).
+
+It reads the graph only through the callbacks it is given (what titles,
+redirects and categories exist), so it runs before any write and is redone on a
+resumed load whose graph changed meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kg_agent.ingest.parse import ParseResult
+from kg_agent.ingest.resolve import LinkResolver, Lookup, TitleTable, resolve_links
+from kg_agent.ingest.shards import SCHEMAS
+from kg_agent.ingest.stage import Stage
+from kg_agent.progress import Progress
+
+__all__ = ["ARTICLE_SCHEMA", "SECTION_SCHEMA", "GraphLookups", "prepare"]
+
+ARTICLE_SCHEMA = pa.schema(
+    [
+        ("title", pa.string()),
+        ("page_id", pa.int64()),
+        ("is_stub", pa.bool_()),
+        ("is_disambiguation", pa.bool_()),
+        ("pagerank", pa.float64()),
+        ("n_sections", pa.int64()),
+        ("word_count", pa.int64()),
+        ("load_id", pa.string()),
+    ]
+)
+#: Section columns without the embedding (appended by the embed phase).
+SECTION_SCHEMA = SCHEMAS["sections"].remove(SCHEMAS["sections"].get_field_index("_ord"))
+PAIR_SCHEMA = pa.schema([("from", pa.string()), ("to", pa.string())])
+
+
+@dataclass(frozen=True, slots=True)
+class GraphLookups:
+    """What the resolve phase asks of the graph it adds to (all None for a new graph)."""
+
+    lookup: Lookup | None = None  # titles → (articles, redirects) already in the graph
+    article_titles: Callable[[], list[str]] | None = None  # non-stub titles (mentions)
+    categories: Callable[[Sequence[str]], set[str]] | None = None  # which names exist
+    state: str = "new"  # identifies the graph's content; a change redoes this phase
+
+
+def prepare(
+    stage: Stage,
+    parsed: ParseResult,
+    graph: GraphLookups,
+    *,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Write ``stage.resolved``; returns the counts (also kept in ``resolve.json``)."""
+    done = stage.done("resolve")
+    if done is not None and done.get("state") == graph.state:
+        return dict(done["counts"])
+    stage.forget("resolve")
+    table = TitleTable.from_shards(stage.units, parsed.units, parsed.cut)
+    matcher = _matcher(table, graph) if parsed.counts.get("infer_mentions") else None
+    resolver = LinkResolver(table, graph.lookup)
+    counts: dict[str, int] = dict.fromkeys(
+        ("articles", "sections", "links", "mentions", "inferred_mentions"), 0
+    )
+    counts["duplicate_pages"] = table.duplicates
+    categories: set[str] = set()
+    prog = Progress("resolve", total=len(parsed.units), unit="shards", enabled=progress)
+    out = stage.resolved
+    for unit in parsed.units:
+        arts = table.current(stage.units.read(unit, "articles"), "title")
+        counts["articles"] += arts.num_rows
+        _write(out.path(unit, "articles"), _article_rows(arts, stage.load_id))
+        secs = table.current(stage.units.read(unit, "sections"), "article")
+        counts["sections"] += secs.num_rows
+        _write(out.path(unit, "sections"), secs)
+        has = pa.table([secs.column("article"), secs.column("id")], schema=PAIR_SCHEMA)
+        _write(out.path(unit, "has_section"), has)
+        cats = table.current(stage.units.read(unit, "categories"), "from")
+        categories.update(cats.column("to").to_pylist())
+        _write(out.path(unit, "in_category"), cats)
+        raw = table.current(stage.units.read(unit, "links"), "article")
+        if matcher is not None:
+            inferred = _inferred_links(matcher, secs)
+            counts["inferred_mentions"] += inferred.num_rows
+            raw = pa.concat_tables([raw, inferred])
+        mentions, links = resolve_links(raw, resolver)
+        counts["mentions"] += mentions.num_rows
+        counts["links"] += links.num_rows
+        _write(out.path(unit, "mentions"), mentions)
+        _write(out.path(unit, "links_to"), links)
+        prog.update(1)
+    prog.close()
+    redirects = resolver.redirect_rows()
+    _write_globals(stage, resolver, redirects, categories, graph)
+    counts.update(
+        stubs=len(resolver.stubs),
+        redirect_rows=len(redirects),
+        categories=len(categories),
+    )
+    stage.mark("resolve", {"state": graph.state, "counts": counts})
+    return counts
+
+
+def _matcher(table: TitleTable, graph: GraphLookups) -> Any:
+    from kg_agent.ingest.mentions import MentionMatcher
+
+    known = list(table.titles)
+    if graph.article_titles is not None:
+        known.extend(t for t in graph.article_titles() if t not in table.titles)
+    return MentionMatcher(known, aliases=dict(table.redirects))
+
+
+def _inferred_links(matcher: Any, secs: pa.Table) -> pa.Table:
+    """Passage corpora have no hyperlinks: link sections to the articles they name."""
+    rows: dict[str, list[Any]] = {k: [] for k in SCHEMAS["links"].names if k != "_ord"}
+    for sid, art, text in zip(
+        secs.column("id").to_pylist(),
+        secs.column("article").to_pylist(),
+        secs.column("text").to_pylist(),
+        strict=True,
+    ):
+        for target, n in matcher.find(text, source_title=art).items():
+            rows["section_id"].append(sid)
+            rows["article"].append(art)
+            rows["target"].append(target)
+            rows["count"].append(n)
+            rows["inferred"].append(True)
+    schema = SCHEMAS["links"].remove(SCHEMAS["links"].get_field_index("_ord"))
+    return pa.table(rows, schema=schema)
+
+
+def _article_rows(arts: pa.Table, load_id: str) -> pa.Table:
+    n = arts.num_rows
+    return pa.table(
+        [
+            arts.column("title"),
+            arts.column("page_id"),
+            pa.array([False] * n, pa.bool_()),
+            arts.column("is_disambiguation"),
+            pa.array([0.0] * n, pa.float64()),
+            arts.column("n_sections"),
+            arts.column("word_count"),
+            pa.array([load_id] * n, pa.string()),
+        ],
+        schema=ARTICLE_SCHEMA,
+    )
+
+
+def _write_globals(
+    stage: Stage,
+    resolver: LinkResolver,
+    redirects: list[tuple[str, str]],
+    categories: set[str],
+    graph: GraphLookups,
+) -> None:
+    stubs = sorted(resolver.stubs)
+    n = len(stubs)
+    _write(
+        stage.file("stubs.parquet"),
+        pa.table(
+            {
+                "title": stubs,
+                "page_id": pa.array([None] * n, pa.int64()),
+                "is_stub": [True] * n,
+                "is_disambiguation": [False] * n,
+                "pagerank": [0.0] * n,
+                "n_sections": [0] * n,
+                "word_count": [0] * n,
+                "load_id": [stage.load_id] * n,
+            },
+            schema=ARTICLE_SCHEMA,
+        ),
+    )
+    names = sorted(categories)
+    if graph.categories is not None and names:
+        known: set[str] = set()
+        for i in range(0, len(names), 5000):
+            known |= graph.categories(names[i : i + 5000])
+        names = [c for c in names if c not in known]
+    _write(stage.file("categories.parquet"), pa.table({"name": pa.array(names, pa.string())}))
+    titles = [r for r, _ in redirects]
+    _write(
+        stage.file("redirects.parquet"),
+        pa.table(
+            {"title": pa.array(titles, pa.string()), "load_id": [stage.load_id] * len(titles)}
+        ),
+    )
+    _write(
+        stage.file("redirects_to.parquet"),
+        pa.table(
+            {"from": pa.array(titles, pa.string()), "to": pa.array([t for _, t in redirects])},
+            schema=PAIR_SCHEMA,
+        ),
+    )
+
+
+def _write(path: Any, table: pa.Table) -> None:
+    """Write ``table`` (also when empty: the write phase copies what exists)."""
+    if table.num_rows == 0:
+        if path.exists():
+            path.unlink()
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp)
+    tmp.replace(path)
+
+
+def count_rows(paths: Sequence[Any]) -> int:
+    return sum(pq.read_metadata(p).num_rows for p in paths)

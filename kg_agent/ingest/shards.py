@@ -1,0 +1,277 @@
+"""Parsed pages as parquet shards: one shard per work unit, written by whoever parsed it.
+
+A shard is a handful of parquet files (articles, sections, raw links, category
+memberships, redirects) and a JSON marker written last, by rename: a shard with
+its marker is complete, one without is garbage from a killed worker and is parsed
+again. That marker is what makes a load resumable.
+
+Every row carries ``_ord``, the page's position in the dump (``unit << 32 |
+page``): when a title appears twice, the later page wins, and the rows of
+earlier ones are dropped when shards are read (see :class:`TitleTable`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, chunk_text
+from kg_agent.ingest.records import ParsedPage
+
+__all__ = [
+    "KINDS",
+    "ShardBuilder",
+    "ShardSet",
+    "parse_unit",
+    "unit_ord",
+]
+
+ORD = pa.field("_ord", pa.int64())
+SCHEMAS: dict[str, pa.Schema] = {
+    "articles": pa.schema(
+        [
+            ("title", pa.string()),
+            ("page_id", pa.int64()),
+            ("is_disambiguation", pa.bool_()),
+            ("n_sections", pa.int64()),
+            ("word_count", pa.int64()),
+            ORD,
+        ]
+    ),
+    "sections": pa.schema(
+        [
+            ("id", pa.string()),
+            ("article", pa.string()),
+            ("heading", pa.string()),
+            ("heading_path", pa.string()),
+            ("level", pa.int64()),
+            ("ordinal", pa.int64()),
+            ("part", pa.int64()),
+            ("text", pa.string()),
+            ("word_count", pa.int64()),
+            ORD,
+        ]
+    ),
+    # section_id "" marks an article-level link (a link-only section: a table list)
+    "links": pa.schema(
+        [
+            ("section_id", pa.string()),
+            ("article", pa.string()),
+            ("target", pa.string()),
+            ("count", pa.int64()),
+            ("inferred", pa.bool_()),
+            ORD,
+        ]
+    ),
+    "categories": pa.schema([("from", pa.string()), ("to", pa.string()), ORD]),
+    "redirects": pa.schema([("title", pa.string()), ("target", pa.string()), ORD]),
+}
+KINDS = tuple(SCHEMAS)
+
+
+def unit_ord(unit: int, page: int) -> int:
+    return (unit << 32) | page
+
+
+def _assign_links(parts: Sequence[str], links: Iterable[str]) -> list[Counter[str]]:
+    """Attribute a section's links to the part whose text names the target.
+
+    Readers report links per section; after chunking, the evidence edge should
+    start at the part that actually talks about the target. A target whose
+    name is not in any part (a piped label) stays with the first part.
+    """
+    out: list[Counter[str]] = [Counter() for _ in parts]
+    if len(parts) == 1:
+        out[0].update(links)
+        return out
+    lowered = [p.lower() for p in parts]
+    for target in links:
+        key = target.lower()
+        idx = next((i for i, p in enumerate(lowered) if key in p), 0)
+        out[idx][target] += 1
+    return out
+
+
+@dataclass(slots=True)
+class ShardBuilder:
+    """Rows of one shard, built page by page (sections chunked, links counted)."""
+
+    unit: int
+    max_section_words: int = DEFAULT_MAX_WORDS
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    counts: Counter[str] = field(default_factory=Counter)
+    pages: int = 0
+
+    def add(self, page: ParsedPage) -> None:
+        ord_ = unit_ord(self.unit, self.pages)
+        self.pages += 1
+        if page.is_redirect:
+            self.rows["redirects"].append(
+                {"title": page.title, "target": page.redirect_to, "_ord": ord_}
+            )
+            self.counts["redirects"] += 1
+            return
+        self.counts["articles"] += 1
+        self.counts["disambiguation_pages"] += int(page.is_disambiguation)
+        self.counts["infer_mentions"] |= int(page.infer_mentions)
+        links = self.rows["links"]
+        ordinal = words = 0
+        for sec in page.sections:
+            heading_path = " > ".join(sec.heading_path)
+            parts = chunk_text(sec.text, max_words=self.max_section_words)
+            if not parts:
+                # A link-only section (a table-only list): its links are real
+                # article-level links, with no section to start a mention edge.
+                for target, n in Counter(sec.links).items():
+                    links.append(_link("", page.title, target, n, ord_))
+                continue
+            for part_no, (text, counts) in enumerate(
+                zip(parts, _assign_links(parts, sec.links), strict=True)
+            ):
+                sid = f"{page.title}::{ordinal:04d}"
+                wc = len(text.split())
+                words += wc
+                self.rows["sections"].append(
+                    {
+                        "id": sid,
+                        "article": page.title,
+                        "heading": sec.heading,
+                        "heading_path": heading_path,
+                        "level": sec.level,
+                        "ordinal": ordinal,
+                        "part": part_no,
+                        "text": text,
+                        "word_count": wc,
+                        "_ord": ord_,
+                    }
+                )
+                links.extend(_link(sid, page.title, t, n, ord_) for t, n in counts.items())
+                ordinal += 1
+        self.counts["sections"] += ordinal
+        for cat in dict.fromkeys(page.categories):
+            self.rows["categories"].append({"from": page.title, "to": cat, "_ord": ord_})
+        self.rows["articles"].append(
+            {
+                "title": page.title,
+                "page_id": page.page_id,
+                "is_disambiguation": page.is_disambiguation,
+                "n_sections": ordinal,
+                "word_count": words,
+                "_ord": ord_,
+            }
+        )
+
+    def write(self, directory: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Write the shard's files, then its marker; returns the marker's content."""
+        shards = ShardSet(directory)
+        files = []
+        for kind in KINDS:
+            rows = self.rows[kind]
+            if not rows:
+                continue
+            path = shards.path(self.unit, kind)
+            tmp = path.with_suffix(".parquet.tmp")
+            pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMAS[kind]), tmp)
+            os.replace(tmp, path)
+            files.append(kind)
+        marker = {"unit": self.unit, "pages": self.pages, "files": files, **dict(self.counts)}
+        marker.update(extra or {})
+        shards.mark(self.unit, marker)
+        return marker
+
+
+def _link(sid: str, article: str, target: str, n: int, ord_: int) -> dict[str, Any]:
+    return {
+        "section_id": sid,
+        "article": article,
+        "target": target,
+        "count": n,
+        "inferred": False,
+        "_ord": ord_,
+    }
+
+
+class ShardSet:
+    """The shard files of one load's stage folder."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def path(self, unit: int, kind: str) -> Path:
+        return self.dir / f"u{unit:06d}.{kind}.parquet"
+
+    def marker_path(self, unit: int) -> Path:
+        return self.dir / f"u{unit:06d}.json"
+
+    def mark(self, unit: int, marker: dict[str, Any]) -> None:
+        path = self.marker_path(unit)
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(marker), encoding="utf-8")
+        os.replace(tmp, path)
+
+    def markers(self) -> dict[int, dict[str, Any]]:
+        """Complete shards: unit → marker."""
+        out: dict[int, dict[str, Any]] = {}
+        for p in self.dir.glob("u*.json"):
+            try:
+                m = json.loads(p.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue  # a marker is written by rename: a bad one is not ours
+            out[int(m["unit"])] = m
+        return dict(sorted(out.items()))
+
+    def read(self, unit: int, kind: str, columns: Sequence[str] | None = None) -> pa.Table:
+        """One shard's table of ``kind`` (empty, with its schema, when it has no rows)."""
+        path = self.path(unit, kind)
+        if path.exists():
+            return pq.read_table(path, columns=list(columns) if columns else None)
+        table = SCHEMAS[kind].empty_table()
+        return table.select(list(columns)) if columns else table
+
+    def units(self) -> list[int]:
+        return list(self.markers())
+
+
+def parse_unit(job: dict[str, Any]) -> dict[str, Any]:
+    """Parse one work unit of a MediaWiki dump into a shard (a worker's whole job).
+
+    ``job`` is plain data so it can cross a process boundary: the plan's path,
+    layout and namespaces, the unit, its text when the parent decompressed it
+    (``stream`` layout), whether it is the dump's last, and where shards go.
+    """
+    from kg_agent.ingest.mediawiki import iter_dump_pages, iter_fragment_pages
+    from kg_agent.ingest.units import DumpPlan, Unit, read_unit
+
+    t0 = time.perf_counter()
+    unit = Unit(*job["unit"])
+    plan = DumpPlan(job["path"], job["layout"], job["compression"], job["size"], job["namespaces"])
+    builder = ShardBuilder(unit.index, max_section_words=job["max_section_words"])
+    pages: Iterable[ParsedPage]
+    if plan.layout == "single":
+        pages = iter_dump_pages(plan.path, keep_link_only_sections=True)
+    else:
+        data = job.get("data")
+        if data is None:
+            data = read_unit(plan, unit)
+        where = f"part {unit.index + 1} at byte {unit.start:,}" + (
+            " of the decompressed text" if plan.layout == "stream" else ""
+        )
+        if plan.layout == "plain" and unit.start:
+            where = f"part {unit.index + 1}, starting at byte {unit.start:,}"
+        pages = iter_fragment_pages(
+            data, plan.namespaces, source=plan.path, where=where, last=job["last"]
+        )
+    for page in pages:
+        builder.add(page)
+    extra = {"start": unit.start, "end": unit.end, "seconds": round(time.perf_counter() - t0, 3)}
+    return builder.write(Path(job["out_dir"]), extra)

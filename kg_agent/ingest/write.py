@@ -1,0 +1,292 @@
+"""The write phase: copy-ready shards into the graph, all or nothing, never a copy of it.
+
+Two cases, both safe against ``kill -9`` at any moment:
+
+* **A new graph** (no database, or an empty one) is built beside its place
+  (``.NAME.kg-new``), indexed, closed, and renamed over it
+  (:func:`kg_agent.store.layout.install`). Until the rename there is nothing to
+  undo; after it, the whole new graph is there.
+* **Adding to a graph** runs as one Kùzu transaction in a child process. Kùzu
+  0.11.3 has a bug: rolling back a transaction that ran ``COPY`` into a
+  relationship table deletes rows that table already had (reproduced in
+  ``tests/e2e/test_load_faults.py``). A process that dies instead never rolls
+  back: Kùzu's write-ahead log simply has no commit for it, and the next open
+  discards it, leaving the graph as it was. So on any failure, Ctrl-C or SIGTERM
+  the child exits at once without a rollback, and the parent reopens the graph
+  once to let Kùzu recover. No snapshot of the graph is ever taken.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import multiprocessing
+import os
+import signal
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from kg_agent.exceptions import DatabaseError, LoadAborted, one_line
+from kg_agent.ingest.prepare import SECTION_SCHEMA, count_rows
+from kg_agent.ingest.stage import Stage
+from kg_agent.progress import Progress
+from kg_agent.store import GraphStore
+
+__all__ = ["WriteJob", "write_graph", "write_in_child"]
+
+_LOOKUP = 5000
+
+
+@dataclass(slots=True)
+class WriteJob:
+    """Everything the write needs, as plain data (it may run in another process)."""
+
+    db_path: str  # the database written: the target, or the new file beside it
+    home: str  # where the graph lives
+    stage_root: str
+    units: list[int]
+    load: dict[str, Any]  # the Load record
+    model: str
+    dimension: int
+    embeddings: str  # "now" (sections carry vectors) or "none"
+    fresh: bool
+    buffer_pool_mb: int | None = None
+    progress: bool = True
+
+
+def _files(stage: Stage, units: list[int], where: str, kind: str) -> list[Path]:
+    shards = getattr(stage, where)
+    return [p for p in (shards.path(u, kind) for u in units) if p.exists()]
+
+
+def combined_embeddings(existing: str | None, new: str) -> str:
+    """What ``Meta.embeddings`` says after a load: a graph with and without vectors is
+    ``partial`` (semantic search stays off until ``kg-agent embed``)."""
+    state = "complete" if new == "now" else "none"
+    if existing is None or existing == state:
+        return state
+    return "partial"
+
+
+def write_graph(job: WriteJob, store: GraphStore | None = None) -> dict[str, int]:
+    """Copy the stage into the graph; returns rows written and articles replaced."""
+    stage = Stage(Path(job.stage_root), {}, resumed=True)
+    own = store is None
+    if store is None:
+        store = GraphStore.open(
+            job.db_path,
+            read_only=False,
+            create=True,
+            buffer_pool_mb=job.buffer_pool_mb,
+            home=job.home,
+        )
+    try:
+        store.ensure_schema(dimension=job.dimension, model=job.model)
+        existing = None if job.fresh else store.meta().get("embeddings", "complete")
+        copier = _Copier(store, stage, job, progress=job.progress)
+        if not job.fresh:
+            copier.validate()  # a COPY must not fail inside the transaction (docstring)
+            store.begin()
+        store.set_meta(
+            indexes_stale="1",
+            text_stale="1",
+            pagerank_done="0",
+            embeddings=combined_embeddings(existing, job.embeddings),
+        )
+        out = copier.run()
+        store.record_load({**job.load, "status": "committed"})
+        if not job.fresh:
+            store.commit()
+        return out
+    finally:
+        if own:
+            store.close()
+
+
+class _Copier:
+    def __init__(self, store: GraphStore, stage: Stage, job: WriteJob, *, progress: bool) -> None:
+        self.store = store
+        self.stage = stage
+        self.job = job
+        self.rows = 0
+        self.replaced = 0
+        self.tmp = Path(tempfile.mkdtemp(prefix="copy-", dir=stage.root))
+        self.prog = Progress("write", unit="rows", enabled=progress)
+
+    def copy(self, table: str, files: list[Path], columns: list[str] | None = None) -> None:
+        if files:
+            n = count_rows(files)
+            self.prog.update(0, extra=f"{table} ({n:,} rows)")
+            self.store.copy_parquet(table, files, columns=columns)
+            self.rows += n
+            self.prog.update(n)
+
+    def validate(self) -> None:
+        """Check that every edge ends at an article this load or the graph holds.
+
+        Kùzu aborts a transaction whose ``COPY`` fails, and aborting one that already
+        copied into a relationship table destroys that table's older rows (Kùzu
+        0.11.3), so what a ``COPY`` would reject is refused here, before anything is
+        written.
+        """
+        st, units = self.stage, self.job.units
+        known: set[str] = set()
+        for path in [*_files(st, units, "resolved", "articles"), st.file("stubs.parquet")]:
+            if path.exists():
+                known.update(pq.read_table(path, columns=["title"]).column("title").to_pylist())
+        targets: set[str] = set()
+        for kind in ("mentions", "links_to"):
+            for path in _files(st, units, "resolved", kind):
+                targets.update(
+                    pc.unique(pq.read_table(path, columns=["to"]).column("to")).to_pylist()
+                )
+        if st.file("redirects_to.parquet").exists():
+            table = pq.read_table(st.file("redirects_to.parquet"), columns=["to"])
+            targets.update(table.column("to").to_pylist())
+        outside = sorted(targets - known)
+        for i in range(0, len(outside), _LOOKUP):
+            chunk = outside[i : i + _LOOKUP]
+            found = self.store.existing_articles(chunk)
+            missing = [t for t in chunk if t not in found]
+            if missing:
+                raise LoadAborted(
+                    f"staged load in {st.root} is inconsistent: an edge leads to "
+                    f"{missing[0]!r}, which is no article of the load or the graph; "
+                    "nothing was written (rerun with --restart)"
+                )
+
+    def run(self) -> dict[str, int]:
+        st, units = self.stage, self.job.units
+        articles = _files(st, units, "resolved", "articles")
+        if self.job.fresh:
+            self.copy("Article", articles)
+        else:
+            for path in articles:
+                self._merge_articles(path)
+        self.copy("Article", [p for p in [st.file("stubs.parquet")] if p.exists()])
+        self.copy("Category", [p for p in [st.file("categories.parquet")] if p.exists()])
+        if self.job.embeddings == "now":
+            self.copy("Section", _files(st, units, "embedded", "sections"))
+        else:
+            self.copy("Section", _files(st, units, "resolved", "sections"), SECTION_SCHEMA.names)
+        self.copy("HAS_SECTION", _files(st, units, "resolved", "has_section"))
+        self.copy("IN_CATEGORY", _files(st, units, "resolved", "in_category"))
+        self.copy("MENTIONS", _files(st, units, "resolved", "mentions"))
+        self.copy("LINKS_TO", _files(st, units, "resolved", "links_to"))
+        redirects = st.file("redirects.parquet")
+        if redirects.exists():
+            if not self.job.fresh:
+                titles = pq.read_table(redirects, columns=["title"]).column("title").to_pylist()
+                for i in range(0, len(titles), _LOOKUP):
+                    self.store.delete_redirects(titles[i : i + _LOOKUP])
+            self.copy("Redirect", [redirects])
+            self.copy("REDIRECTS_TO", [st.file("redirects_to.parquet")])
+        self.prog.close()
+        return {"rows_written": self.rows, "replaced_articles": self.replaced}
+
+    def _merge_articles(self, path: Path) -> None:
+        """Articles of a load into a graph that may hold them (a re-load, or stubs
+        that this load fills in): those are updated in place and their old
+        sections, links and categories removed; the rest are copied."""
+        table = pq.read_table(path)
+        titles = table.column("title").to_pylist()
+        found: set[str] = set()
+        for i in range(0, len(titles), _LOOKUP):
+            chunk = titles[i : i + _LOOKUP]
+            hit = self.store.existing_articles(chunk)
+            self.store.delete_redirects(list(self.store.existing_redirects(chunk)))
+            found |= set(hit)
+            self.replaced += len(hit)
+        if found:
+            mask = pc.is_in(table.column("title"), value_set=pa.array(sorted(found)))
+            old = table.filter(mask)
+            names = old.column("title").to_pylist()
+            for i in range(0, len(names), _LOOKUP):
+                self.store.clear_article_content(names[i : i + _LOOKUP])
+            self.store.update_articles(old.to_pylist())
+            table = table.filter(pc.invert(mask))
+        if table.num_rows:
+            tmp = self.tmp / path.name
+            pq.write_table(table, tmp)
+            self.copy("Article", [tmp])
+
+
+# ---------------------------------------------------------------------- child process
+def _child(job: dict[str, Any], result_path: str) -> None:
+    """Run the write; on any failure die without a rollback (see the module docstring)."""
+    from kg_agent.ingest.parse import set_parent_death_signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    set_parent_death_signal()
+    try:
+        out = write_graph(WriteJob(**job))
+        Path(result_path).write_text(json.dumps({"ok": out}), encoding="utf-8")
+    except BaseException as exc:  # reported to the parent, then a hard exit
+        Path(result_path).write_text(
+            json.dumps({"error": one_line(exc, limit=1000), "type": type(exc).__name__}),
+            encoding="utf-8",
+        )
+        os._exit(3)
+
+
+def write_in_child(job: WriteJob) -> dict[str, int]:
+    """:func:`write_graph` in a child process that never rolls back; see the module doc."""
+    before = _table_counts(job.db_path)
+    ctx = multiprocessing.get_context("spawn")
+    result_path = Path(job.stage_root) / "write-result.json"
+    result_path.unlink(missing_ok=True)
+    proc = ctx.Process(target=_child, args=(asdict(job), str(result_path)), daemon=False)
+    proc.start()
+    try:
+        proc.join()
+    except BaseException:
+        proc.kill()
+        proc.join()
+        _recover(job.db_path)
+        raise
+    result: dict[str, Any] = {}
+    if result_path.exists():
+        result = json.loads(result_path.read_text(encoding="utf-8"))
+    if proc.exitcode == 0 and "ok" in result:
+        return dict(result["ok"])
+    _recover(job.db_path)
+    if result.get("type") == "LoadAborted":  # refused before writing: its own words
+        raise LoadAborted(str(result["error"]))
+    why = result.get("error") or f"the writer process died (exit status {proc.exitcode})"
+    after = _table_counts(job.db_path)
+    lost = [t for t, n in before.items() if after.get(t, 0) < n]
+    if lost:
+        raise DatabaseError(
+            f"writing to {job.home} failed ({why}), and Kùzu's abort of the failed "
+            f"transaction lost rows of {', '.join(lost)} (a Kùzu 0.11.3 bug): restore "
+            "the graph from a backup or load it again"
+        )
+    raise LoadAborted(f"writing to {job.home} failed ({why}); the graph was left as it was")
+
+
+def _table_counts(db_path: str) -> dict[str, int]:
+    """Rows of every table, to tell after a failed write whether Kùzu lost any."""
+    try:
+        with GraphStore.open(db_path, read_only=True) as store:
+            return store.table_counts()
+    except Exception:  # a graph that cannot be read now will not be compared
+        return {}
+
+
+def _recover(db_path: str) -> None:
+    """Open the graph read-write once, so Kùzu discards the dead transaction now."""
+    try:
+        GraphStore.open(db_path, read_only=False).close()
+    except Exception:  # the next open recovers anyway
+        return
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat()

@@ -1,0 +1,25 @@
+"""The graph store: the Kùzu database and the indexes kept beside it.
+
+Every Kùzu call of the package goes through here (:class:`GraphStore`), so a
+maintained fork of Kùzu, or another embedded graph database, replaces this
+package alone.
+"""
+
+from kg_agent.store.graph import NODE_TABLES, REL_TABLES, SCHEMA_VERSION, GraphStore
+from kg_agent.store.layout import index_dir, remove_database
+from kg_agent.store.reads import VECTOR_INDEX, IndexStatus, SectionHit, StoreStats
+from kg_agent.store.text_index import TextIndex
+
+__all__ = [
+    "NODE_TABLES",
+    "REL_TABLES",
+    "SCHEMA_VERSION",
+    "VECTOR_INDEX",
+    "GraphStore",
+    "IndexStatus",
+    "SectionHit",
+    "StoreStats",
+    "TextIndex",
+    "index_dir",
+    "remove_database",
+]

@@ -1,0 +1,644 @@
+"""The graph store: every Kùzu call in the package goes through this package.
+
+Keeping Kùzu behind one seam means a maintained fork (or another embedded graph
+database) can replace it by rewriting this package alone. Callers see plain Python
+values and :mod:`kg_agent.exceptions` errors, never ``kuzu`` objects. Full-text
+search is a derived tantivy index beside the database (:mod:`.text_index`,
+:mod:`.layout`), reached through the same :class:`GraphStore`.
+
+Cypher here never interpolates user text: user values travel as parameters.
+The only names formatted into statements are table and index names, which are
+module constants.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import kuzu
+
+from kg_agent.exceptions import (
+    DatabaseError,
+    DatabaseLockedError,
+    DatabaseNotFoundError,
+    SchemaMismatchError,
+)
+from kg_agent.store.article_table import FILE_NAME as ARTICLE_TABLE
+from kg_agent.store.article_table import ArticleTable, write_article_table
+from kg_agent.store.layout import default_buffer_pool_mb, index_dir
+from kg_agent.store.reads import (
+    VECTOR_INDEX,
+    GraphReads,
+    IndexStatus,
+)
+from kg_agent.store.text_index import TextIndex
+
+#: 2: full-text search moved to a tantivy index beside the database; Load.status.
+SCHEMA_VERSION = "2"
+
+# Index names (constants: safe to format into CALL statements).
+_PROJECTED_GRAPH = "kg_link_graph"
+# Kùzu full-text indexes of schema 1 graphs, dropped when they are upgraded.
+_OLD_FTS_INDEXES = (("Section", "section_text_fts"), ("Article", "article_title_fts"))
+
+# Tables a bulk load copies into, in dependency order (nodes before rels).
+NODE_TABLES = ("Article", "Section", "Category", "Redirect")
+REL_TABLES = ("HAS_SECTION", "LINKS_TO", "MENTIONS", "IN_CATEGORY", "REDIRECTS_TO")
+
+
+def _schema_ddl(dimension: int) -> list[str]:
+    return [
+        "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
+        "CREATE NODE TABLE IF NOT EXISTS Load(id STRING PRIMARY KEY, source STRING, "
+        "format STRING, fingerprint STRING, started_at STRING, finished_at STRING, "
+        "articles INT64, redirects INT64, sections INT64, model STRING, status STRING)",
+        "CREATE NODE TABLE IF NOT EXISTS Article(title STRING PRIMARY KEY, page_id INT64, "
+        "is_stub BOOLEAN, is_disambiguation BOOLEAN, pagerank DOUBLE, n_sections INT64, "
+        "word_count INT64, load_id STRING)",
+        "CREATE NODE TABLE IF NOT EXISTS Section(id STRING PRIMARY KEY, article STRING, "
+        "heading STRING, heading_path STRING, level INT64, ordinal INT64, part INT64, "
+        f"text STRING, word_count INT64, embedding FLOAT[{int(dimension)}])",
+        "CREATE NODE TABLE IF NOT EXISTS Category(name STRING PRIMARY KEY)",
+        "CREATE NODE TABLE IF NOT EXISTS Redirect(title STRING PRIMARY KEY, load_id STRING)",
+        "CREATE REL TABLE IF NOT EXISTS HAS_SECTION(FROM Article TO Section)",
+        "CREATE REL TABLE IF NOT EXISTS LINKS_TO(FROM Article TO Article, count INT64, "
+        "inferred BOOLEAN)",
+        "CREATE REL TABLE IF NOT EXISTS MENTIONS(FROM Section TO Article, count INT64, "
+        "inferred BOOLEAN)",
+        "CREATE REL TABLE IF NOT EXISTS IN_CATEGORY(FROM Article TO Category)",
+        "CREATE REL TABLE IF NOT EXISTS REDIRECTS_TO(FROM Redirect TO Article)",
+    ]
+
+
+def _translate(path: str, exc: Exception) -> DatabaseError:
+    msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "lock" in msg.lower():
+        return DatabaseLockedError(
+            f"database {path} is in use by another process (Kùzu allows one writing "
+            "process, or several read-only ones): close it and retry"
+        )
+    return DatabaseError(f"database {path}: {msg}")
+
+
+_NEEDS_RECOVERY = ("replay", "shadow", "wal", "write-ahead")
+
+
+def _open_database(p: Path, *, read_only: bool, pool_mb: int) -> Any:
+    """``kuzu.Database``; a read-only open that finds an interrupted commit recovers first.
+
+    A write killed while committing leaves pages that only a read-write open can
+    replay ("Couldn't replay shadow pages under read-only mode"): replay them once,
+    when no other process holds the database, then open read-only.
+    """
+    size = pool_mb * 1024 * 1024
+    try:
+        return kuzu.Database(str(p), read_only=read_only, buffer_pool_size=size)
+    except RuntimeError as exc:
+        msg = str(exc).lower()
+        if not read_only or not any(k in msg for k in _NEEDS_RECOVERY):
+            raise _translate(str(p), exc) from None
+    try:
+        kuzu.Database(str(p), read_only=False, buffer_pool_size=size).close()
+        return kuzu.Database(str(p), read_only=True, buffer_pool_size=size)
+    except RuntimeError as exc:
+        raise DatabaseError(
+            f"database {p} was left mid-commit by a killed writer and needs one read-write "
+            f"open to recover ({_translate(str(p), exc)}): stop other users of it and retry"
+        ) from None
+
+
+class GraphStore(GraphReads):
+    """An open Kùzu database holding the knowledge graph.
+
+    Use :meth:`open` to get one. Read-only stores take a shared lock, so many
+    query processes can read while no loader writes.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        read_only: bool,
+        db: Any,
+        home: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.path = str(path)
+        # where the graph lives: ``path`` itself, except for a new graph being
+        # built beside its final place (see kg_agent.store.layout)
+        self.home = str(home or path)
+        self.index_root = index_dir(self.home)
+        self.read_only = read_only
+        self._db = db
+        self._conn = kuzu.Connection(db)
+        self._in_tx = False
+        self._text: TextIndex | None = None
+        self._articles: ArticleTable | None = None
+        self._prepared: dict[str, Any] = {}
+        # article rows by title, for read-only stores only (a writer changes them)
+        self._row_cache: dict[str, tuple[float, int]] | None = {} if read_only else None
+
+    # ------------------------------------------------------------------ open/close
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        read_only: bool = True,
+        create: bool = False,
+        buffer_pool_mb: int | None = None,
+        home: str | os.PathLike[str] | None = None,
+    ) -> GraphStore:
+        """Open (or, with ``create``, create) the database at ``path``.
+
+        A missing database is an error on read paths rather than silently
+        creating an empty one, which would answer every question with nothing.
+        ``home`` is where a graph being built at ``path`` will be installed (its
+        indexes are written there).
+        """
+        p = Path(path)
+        if not p.exists():
+            if read_only or not create:
+                raise DatabaseNotFoundError(
+                    f"database {p} not found: build it with 'kg-agent load SOURCE --db {p}'"
+                )
+            p.parent.mkdir(parents=True, exist_ok=True)
+        elif p.is_dir() and not any(p.iterdir()):
+            raise DatabaseError(f"database {p} is an empty directory, not a Kùzu database")
+        pool = buffer_pool_mb or default_buffer_pool_mb(read_only)
+        db = _open_database(p, read_only=read_only, pool_mb=pool)
+        store = cls(p, read_only=read_only, db=db, home=home)
+        if read_only:
+            if not store._has_table("Meta"):
+                store.close()
+                raise DatabaseError(f"database {p} holds no kg-agent graph (no Meta table)")
+            version = store.meta().get("schema_version")
+            if version != SCHEMA_VERSION:
+                store.close()
+                raise SchemaMismatchError(
+                    f"database {p} has schema version {version}, this kg-agent reads "
+                    f"{SCHEMA_VERSION}: upgrade it with 'kg-agent reindex --db {p}'"
+                )
+        return store
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            if self._in_tx:
+                self.rollback()
+        with contextlib.suppress(Exception):
+            self._conn.close()
+        with contextlib.suppress(Exception):
+            self._db.close()
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ low level
+    def _run(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
+        try:
+            res = self._conn.execute(cypher, dict(params) if params else {})
+        except RuntimeError as exc:
+            raise _translate(self.path, exc) from None
+        if isinstance(res, list):  # several statements: keep the last result
+            res = res[-1]
+        return [list(r) for r in res.get_all()]
+
+    def query(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run Cypher with parameters and return rows as dicts (column name → value)."""
+        try:
+            res = self._conn.execute(cypher, dict(params) if params else {})
+        except RuntimeError as exc:
+            raise _translate(self.path, exc) from None
+        if isinstance(res, list):
+            res = res[-1]
+        cols = res.get_column_names()
+        return [dict(zip(cols, row, strict=True)) for row in res.get_all()]
+
+    def _pk(self, cypher: str, params: Mapping[str, Any]) -> list[list[Any]]:
+        """A query that Kùzu answers by primary-key lookup, prepared once per connection.
+
+        Kùzu 0.11.3 uses its primary-key index only for ``{key: $param}`` patterns:
+        ``UNWIND $keys ... {key: k}`` and ``key IN $keys`` scan the whole table
+        (25 ms at 125k articles, against 0.2 ms for a prepared lookup, measured in
+        ``scripts/bench_scale.py``), so per-query paths loop over keys with this.
+        """
+        stmt = self._prepared.get(cypher)
+        try:
+            if stmt is None:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    stmt = self._conn.prepare(cypher)
+                self._prepared[cypher] = stmt
+            res = self._conn.execute(stmt, dict(params))
+        except RuntimeError as exc:
+            raise _translate(self.path, exc) from None
+        assert not isinstance(res, list)  # one statement, one result
+        return [list(r) for r in res.get_all()]
+
+    def _scalar(self, cypher: str, params: Mapping[str, Any] | None = None) -> Any:
+        rows = self._run(cypher, params)
+        return rows[0][0] if rows else None
+
+    def _has_table(self, name: str) -> bool:
+        rows = self._run("CALL SHOW_TABLES() RETURN name")
+        return any(r[0] == name for r in rows)
+
+    # ------------------------------------------------------------------ schema/meta
+    def ensure_schema(self, *, dimension: int, model: str) -> None:
+        """Create the tables on first use; refuse a different model or dimension.
+
+        Mixing embeddings from two models in one index would make every
+        similarity meaningless, so the model is fixed when the graph is created.
+        """
+        existing = self.meta() if self._has_table("Meta") else {}
+        if existing:
+            self.upgrade_schema()
+            self.check_model(dimension=dimension, model=model)
+            return
+        for stmt in _schema_ddl(dimension):
+            self._run(stmt)
+        self.set_meta(schema_version=SCHEMA_VERSION, model=model, dimension=str(dimension))
+
+    def check_model(self, *, dimension: int, model: str) -> None:
+        """Refuse to add sections embedded by another model (or of another dimension)."""
+        meta = self.meta()
+        if meta.get("model") != model or int(meta.get("dimension", 0)) != dimension:
+            raise SchemaMismatchError(
+                f"database {self.path} was built with embedding model "
+                f"{meta.get('model')} (dimension {meta.get('dimension')}); "
+                f"this load uses {model} (dimension {dimension}): use the same model "
+                "or a new database"
+            )
+
+    def upgrade_schema(self) -> bool:
+        """Bring an older graph to :data:`SCHEMA_VERSION` (read-write); True if it changed.
+
+        1 → 2: ``Load.status`` (earlier loads were complete by construction) and
+        Kùzu's full-text indexes dropped (search moved to the text index, which
+        ``reindex`` builds).
+        """
+        version = self.meta().get("schema_version")
+        if version == SCHEMA_VERSION:
+            return False
+        if version != "1":
+            raise SchemaMismatchError(
+                f"database {self.path} has schema version {version}, "
+                f"this kg-agent writes {SCHEMA_VERSION}"
+            )
+        cols = {str(r[0]) for r in self._run("CALL TABLE_INFO('Load') RETURN name")}
+        if "status" not in cols:
+            self._run("ALTER TABLE Load ADD status STRING DEFAULT 'complete'")
+        names = self.index_names()
+        for table, name in _OLD_FTS_INDEXES:
+            if name in names:
+                self._run(f"CALL DROP_FTS_INDEX('{table}', '{name}')")
+        self.set_meta(schema_version=SCHEMA_VERSION, indexes_stale="1")
+        return True
+
+    def meta(self) -> dict[str, str]:
+        if not self._has_table("Meta"):
+            return {}
+        return {str(k): str(v) for k, v in self._run("MATCH (m:Meta) RETURN m.key, m.value")}
+
+    def set_meta(self, **values: str) -> None:
+        for key, value in values.items():
+            self._run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+
+    @property
+    def dimension(self) -> int:
+        return int(self.meta().get("dimension", "0"))
+
+    # ------------------------------------------------------------------ transactions
+    def begin(self) -> None:
+        self._run("BEGIN TRANSACTION")
+        self._in_tx = True
+
+    def commit(self) -> None:
+        self._run("COMMIT")
+        self._in_tx = False
+
+    def rollback(self) -> None:
+        """Undo the open transaction; a no-op when Kùzu already rolled it back.
+
+        Kùzu aborts the transaction itself when a statement in it fails, so an
+        explicit ROLLBACK after an error may find none open.
+        """
+        if self._in_tx:
+            self._in_tx = False
+            with contextlib.suppress(DatabaseError):
+                self._run("ROLLBACK")
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All-or-nothing: any exception (Ctrl-C included) rolls the work back."""
+        self.begin()
+        try:
+            yield
+        except BaseException:
+            self.rollback()
+            raise
+        self.commit()
+
+    # ------------------------------------------------------------------ bulk writes
+    def copy_parquet(
+        self,
+        table: str,
+        paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        *,
+        columns: Sequence[str] | None = None,
+    ) -> None:
+        """Bulk-load parquet files whose columns match ``table`` (or ``columns``) in order.
+
+        Several files go in one ``COPY``, which Kùzu reads in parallel.
+        """
+        if table not in NODE_TABLES + REL_TABLES + ("Load",):
+            raise ValueError(f"not a bulk-loadable table: {table}")
+        files = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+        if not files:
+            return
+        quoted = ", ".join("'" + str(Path(f).resolve()).replace("'", "''") + "'" for f in files)
+        target = table
+        if columns is not None:
+            for c in columns:
+                if not c.isidentifier():
+                    raise ValueError(f"not a column name: {c!r}")
+            target = f"{table}({', '.join(columns)})"
+        self._run(f"COPY {target} FROM [{quoted}]")
+
+    def export_parquet(self, cypher: str, path: str | os.PathLike[str]) -> None:
+        """Write a query's rows to a parquet file (``COPY (…) TO``), streamed by Kùzu.
+
+        ``cypher`` is one of this package's own read queries, never user text.
+        """
+        target = str(Path(path).resolve()).replace("'", "''")
+        self._run(f"COPY ({cypher}) TO '{target}'")
+
+    def existing_articles(self, titles: Sequence[str]) -> dict[str, bool]:
+        """Title → is_stub for the given titles that are already in the graph."""
+        if not titles:
+            return {}
+        rows = self._run(
+            "UNWIND $t AS t MATCH (a:Article {title: t}) RETURN a.title, a.is_stub",
+            {"t": list(dict.fromkeys(titles))},
+        )
+        return {str(t): bool(s) for t, s in rows}
+
+    def all_article_titles(self, *, exclude: Mapping[str, object] | None = None) -> list[str]:
+        """Titles of every non-stub article (for mention matching across loads)."""
+        rows = self._run("MATCH (a:Article) WHERE a.is_stub = false RETURN a.title")
+        skip = exclude or {}
+        return [str(r[0]) for r in rows if r[0] not in skip]
+
+    def existing_redirects(self, titles: Sequence[str]) -> dict[str, str]:
+        """Redirect title → target article title, for those already in the graph."""
+        if not titles:
+            return {}
+        rows = self._run(
+            "UNWIND $t AS t MATCH (r:Redirect {title: t})-[:REDIRECTS_TO]->(a:Article) "
+            "RETURN r.title, a.title",
+            {"t": list(dict.fromkeys(titles))},
+        )
+        return {str(r): str(a) for r, a in rows}
+
+    def existing_categories(self, names: Sequence[str]) -> set[str]:
+        if not names:
+            return set()
+        rows = self._run(
+            "UNWIND $n AS n MATCH (c:Category {name: n}) RETURN c.name",
+            {"n": list(dict.fromkeys(names))},
+        )
+        return {str(r[0]) for r in rows}
+
+    def clear_article_content(self, titles: Sequence[str]) -> None:
+        """Remove what a re-load replaces: sections, outgoing links and category edges.
+
+        The Article node itself stays, so links *into* it from other loads survive.
+        """
+        if not titles:
+            return
+        t = {"t": list(dict.fromkeys(titles))}
+        self._run(
+            "UNWIND $t AS t MATCH (a:Article {title: t})-[:HAS_SECTION]->(s:Section) "
+            "DETACH DELETE s",
+            t,
+        )
+        self._run("UNWIND $t AS t MATCH (a:Article {title: t})-[r:LINKS_TO]->() DELETE r", t)
+        self._run("UNWIND $t AS t MATCH (a:Article {title: t})-[r:IN_CATEGORY]->() DELETE r", t)
+
+    def delete_redirects(self, titles: Sequence[str]) -> None:
+        if titles:
+            self._run(
+                "UNWIND $t AS t MATCH (r:Redirect {title: t}) DETACH DELETE r",
+                {"t": list(dict.fromkeys(titles))},
+            )
+
+    def update_articles(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Overwrite the properties of articles that already exist (stubs or re-loads)."""
+        if not rows:
+            return
+        self._run(
+            "UNWIND $rows AS r MATCH (a:Article {title: r.title}) "
+            "SET a.page_id = CAST(r.page_id AS INT64), a.is_stub = r.is_stub, "
+            "a.is_disambiguation = r.is_disambiguation, a.n_sections = r.n_sections, "
+            "a.word_count = r.word_count, a.load_id = r.load_id",
+            {"rows": [dict(r) for r in rows]},
+        )
+
+    def loads(self) -> list[dict[str, Any]]:
+        return self.query(
+            "MATCH (l:Load) RETURN l.id AS id, l.source AS source, l.format AS format, "
+            "l.fingerprint AS fingerprint, l.started_at AS started_at, "
+            "l.finished_at AS finished_at, l.articles AS articles, l.redirects AS redirects, "
+            "l.sections AS sections, l.model AS model, l.status AS status "
+            "ORDER BY l.started_at"
+        )
+
+    def find_load(self, fingerprint: str) -> dict[str, Any] | None:
+        """The latest load of this fingerprint (``status`` "complete", or "committed"
+        when its data is in but its indexes were not finished)."""
+        rows = self.query(
+            "MATCH (l:Load {fingerprint: $f}) RETURN l.id AS id, l.finished_at AS finished_at, "
+            "l.status AS status, l.articles AS articles, l.redirects AS redirects, "
+            "l.sections AS sections ORDER BY l.started_at DESC LIMIT 1",
+            {"f": fingerprint},
+        )
+        return rows[0] if rows else None
+
+    def record_load(self, row: Mapping[str, Any]) -> None:
+        self._run(
+            "MERGE (l:Load {id: $id}) SET l.source = $source, l.format = $format, "
+            "l.fingerprint = $fingerprint, l.started_at = $started_at, "
+            "l.finished_at = $finished_at, l.articles = $articles, l.redirects = $redirects, "
+            "l.sections = $sections, l.model = $model, l.status = $status",
+            {"status": "complete", **dict(row)},
+        )
+
+    def set_load_status(self, load_id: str, status: str) -> None:
+        self._run("MATCH (l:Load {id: $id}) SET l.status = $s", {"id": load_id, "s": status})
+
+    def table_counts(self) -> dict[str, int]:
+        """Rows of each node and relationship table."""
+        out = {}
+        for t in NODE_TABLES:
+            out[t] = int(self._scalar(f"MATCH (n:{t}) RETURN count(n)") or 0)
+        for t in REL_TABLES:
+            out[t] = int(self._scalar(f"MATCH ()-[r:{t}]->() RETURN count(r)") or 0)
+        return out
+
+    def read_everything(self) -> dict[str, int]:
+        """Read every column of every table once (``kg-agent check``); rows per table.
+
+        A damaged page makes Kùzu fail here, or crash (which the ``kg-agent`` parent
+        reports), rather than later in the middle of a question.
+        """
+        out: dict[str, int] = {}
+        for table in (*NODE_TABLES, *REL_TABLES, "Meta", "Load"):
+            cols = [
+                (str(r[0]), str(r[1]))
+                for r in self._run(f"CALL TABLE_INFO('{table}') RETURN name, type")
+            ]
+            is_rel = table in REL_TABLES
+            var = "r" if is_rel else "n"
+            parts = [f"count({var})"]
+            for name, kind in cols:
+                if not name.isidentifier():
+                    continue
+                ref = f"{var}.{name}"
+                if kind.startswith(("STRING", "FLOAT[", "LIST")) or "[" in kind:
+                    parts.append(f"sum(size({ref}))")
+                elif kind in ("INT64", "DOUBLE", "FLOAT", "INT32"):
+                    parts.append(f"sum({ref})")
+                else:
+                    parts.append(f"count({ref})")
+            pattern = f"()-[{var}:{table}]->()" if is_rel else f"({var}:{table})"
+            row = self._run(f"MATCH {pattern} RETURN {', '.join(parts)}")
+            out[table] = int(row[0][0]) if row else 0
+        return out
+
+    def is_empty(self) -> bool:
+        """No article and no load: a graph that a new build may replace whole."""
+        if not self._has_table("Article"):
+            return True
+        return not self._scalar("MATCH (a:Article) RETURN count(a)") and not self._scalar(
+            "MATCH (l:Load) RETURN count(l)"
+        )
+
+    # ------------------------------------------------------------------ indexes
+    def index_names(self) -> set[str]:
+        rows = self._run("CALL SHOW_INDEXES() RETURN index_name")
+        return {str(r[0]) for r in rows}
+
+    def has_vector_index(self) -> bool:
+        return VECTOR_INDEX in self.index_names()
+
+    def build_vector_index(self) -> bool:
+        """HNSW over section embeddings (cosine), built after the bulk load.
+
+        Only over a graph whose every section has a vector (``Meta.embeddings``):
+        returns whether the index exists afterwards.
+        """
+        if VECTOR_INDEX in self.index_names():
+            return True
+        if self.meta().get("embeddings", "complete") != "complete":
+            return False
+        if not self._scalar("MATCH (s:Section) RETURN count(s)"):
+            return False
+        self._run(
+            f"CALL CREATE_VECTOR_INDEX('Section', '{VECTOR_INDEX}', 'embedding', "
+            "metric := 'cosine')"
+        )
+        return True
+
+    def compute_pagerank(self) -> int:
+        """Global PageRank over the article link graph (stubs excluded), stored on Article.
+
+        Stubs are link targets outside the loaded pages; including them would
+        let pages we know nothing about dominate the ranking.
+        """
+        self._run("MATCH (a:Article) WHERE a.pagerank <> 0.0 SET a.pagerank = 0.0")
+        n_real = self._scalar("MATCH (a:Article) WHERE a.is_stub = false RETURN count(a)")
+        if not n_real:
+            return 0
+        with contextlib.suppress(RuntimeError, DatabaseError):
+            self._run(f"CALL DROP_PROJECTED_GRAPH('{_PROJECTED_GRAPH}')")
+        self._run(
+            f"CALL PROJECT_GRAPH('{_PROJECTED_GRAPH}', "
+            "{'Article': 'n.is_stub = false'}, ['LINKS_TO'])"
+        )
+        try:
+            n = self._scalar(
+                f"CALL page_rank('{_PROJECTED_GRAPH}') WITH node, rank "
+                "SET node.pagerank = rank RETURN count(*)"
+            )
+        finally:
+            self._run(f"CALL DROP_PROJECTED_GRAPH('{_PROJECTED_GRAPH}')")
+        return int(n or 0)
+
+    # ------------------------------------------------------------------ text index
+    def generation_path(self) -> Path | None:
+        """Folder of the graph's derived indexes (named in ``Meta``), or None."""
+        gen = self.meta().get("indexes")
+        return self.index_root / gen if gen else None
+
+    def forget_derived(self) -> None:
+        """Drop the open derived indexes (after ``Meta`` named another generation, or
+        the article table was rewritten)."""
+        self._text = None
+        self._articles = None
+
+    def article_table(self) -> ArticleTable | None:
+        """Titles and PageRank by node offset (opened once), or None when missing."""
+        if self._articles is None:
+            gen = self.generation_path()
+            path = gen / ARTICLE_TABLE if gen is not None else None
+            if path is None or not path.exists():
+                return None
+            self._articles = ArticleTable(path)
+        return self._articles
+
+    def write_article_table(self) -> int:
+        """(Re)write the article table of the current generation from the graph."""
+        gen = self.generation_path()
+        if gen is None:
+            raise DatabaseError(f"database {self.path} has no index generation yet")
+        gen.mkdir(parents=True, exist_ok=True)
+        tmp = gen / "articles-export.parquet"
+        self.export_parquet(
+            "MATCH (a:Article) RETURN offset(id(a)) AS offset, a.title AS title, "
+            "a.is_stub AS is_stub, a.pagerank AS pagerank",
+            tmp,
+        )
+        try:
+            n = write_article_table(tmp, gen / ARTICLE_TABLE)
+        finally:
+            tmp.unlink(missing_ok=True)
+        self._articles = None
+        return n
+
+    def text_index(self) -> TextIndex | None:
+        """The graph's full-text index (opened once), or None when it has none."""
+        if self._text is None:
+            path = self.generation_path()
+            if path is None or not TextIndex.exists(path):
+                return None
+            self._text = TextIndex(path)
+        return self._text
+
+    def index_status(self) -> IndexStatus:
+        names = self.index_names()
+        meta = self.meta()
+        text = self.generation_path()
+        return IndexStatus(
+            vector=VECTOR_INDEX in names,
+            text=text is not None and TextIndex.exists(text),
+            pagerank=meta.get("pagerank_done") == "1",
+            stale=meta.get("indexes_stale") == "1",
+            embeddings=meta.get("embeddings", "complete"),
+        )

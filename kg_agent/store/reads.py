@@ -1,0 +1,493 @@
+"""Read queries of the graph store, shaped for Kùzu 0.11.3's planner.
+
+Per-query paths (everything :class:`~kg_agent.agent.KnowledgeGraphAgent` runs for
+a question) look rows up by primary key in a loop of prepared statements, and
+read link neighbours as node offsets turned into titles by the memory-mapped
+:class:`~kg_agent.store.article_table.ArticleTable`: no path scans a table, so a
+question costs the same on a graph of 6k or 6M articles. Whole-table reads
+(``stats``, ``entity_names``) are for start-up and reports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kg_agent.store.article_table import ArticleTable
+from kg_agent.store.text_index import TextIndex
+
+__all__ = ["VECTOR_INDEX", "GraphReads", "IndexStatus", "SectionHit", "StoreStats"]
+
+
+@dataclass(frozen=True, slots=True)
+class SectionHit:
+    """A section returned by vector or full-text search."""
+
+    section_id: str
+    title: str
+    heading: str
+    heading_path: str
+    text: str
+    score: float
+    pagerank: float
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatus:
+    """Which derived indexes a graph has.
+
+    ``embeddings`` is ``complete`` (every section has a vector), ``none`` (loaded
+    with ``--embeddings none|later``: semantic search is off) or ``partial``.
+    ``vector`` is the HNSW index; ``text`` the full-text index of sections and
+    titles, in step with the graph; ``stale`` says a load committed its data but
+    not yet its indexes (``kg-agent load`` again, or ``reindex``, finishes them).
+    """
+
+    vector: bool
+    text: bool
+    pagerank: bool
+    stale: bool
+    embeddings: str = "complete"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    articles: int
+    stub_articles: int
+    disambiguation_pages: int
+    sections: int
+    categories: int
+    redirects: int
+    links: int
+    inferred_links: int
+    mentions: int
+    category_edges: int
+    loads: int
+    model: str
+    dimension: int
+    indexes: IndexStatus
+    top_pagerank: list[tuple[str, float]]
+    incomplete_loads: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+VECTOR_INDEX = "section_embedding_idx"
+
+_SECTION_BY_ID = (
+    "MATCH (s:Section {id: $i}) RETURN s.id, s.article, s.heading, s.heading_path, s.text"
+)
+_ROW_CACHE_MAX = 200_000
+_ARTICLE_BY_TITLE = "MATCH (a:Article {title: $t}) RETURN a.title, a.pagerank, a.n_sections"
+_OUT_OFFSETS = (
+    "MATCH (a:Article {title: $t})-[r:LINKS_TO]->(b:Article) RETURN offset(id(b)), r.count LIMIT $k"
+)
+_IN_OFFSETS = (
+    "MATCH (a:Article {title: $t})<-[r:LINKS_TO]-(b:Article) RETURN offset(id(b)), r.count LIMIT $k"
+)
+
+
+class GraphReads:
+    """Read methods of :class:`~kg_agent.store.GraphStore` (a mixin: see the module doc)."""
+
+    if TYPE_CHECKING:  # provided by GraphStore
+
+        def _run(self, cypher: str, params: Any = None) -> list[list[Any]]: ...
+        def _pk(self, cypher: str, params: Any) -> list[list[Any]]: ...
+        def _scalar(self, cypher: str, params: Any = None) -> Any: ...
+        def query(self, cypher: str, params: Any = None) -> list[dict[str, Any]]: ...
+        def meta(self) -> dict[str, str]: ...
+        def index_status(self) -> IndexStatus: ...
+        def text_index(self) -> TextIndex | None: ...
+        def article_table(self) -> ArticleTable | None: ...
+        @property
+        def dimension(self) -> int: ...
+
+    # ------------------------------------------------------------------ by key
+    def _article_rows(self, titles: Sequence[str]) -> dict[str, tuple[float, int]]:
+        """title → (pagerank, n_sections) for those of ``titles`` in the graph.
+
+        A read-only store remembers them (they change only when a load writes), so a
+        long-running reader looks each article up once.
+        """
+        cache: dict[str, tuple[float, int]] | None = getattr(self, "_row_cache", None)
+        out: dict[str, tuple[float, int]] = {}
+        for t in dict.fromkeys(titles):
+            if cache is not None and t in cache:
+                out[t] = cache[t]
+                continue
+            for title, pr, n in self._pk(_ARTICLE_BY_TITLE, {"t": t}):
+                out[str(title)] = (float(pr or 0.0), int(n or 0))
+                if cache is not None:
+                    if len(cache) >= _ROW_CACHE_MAX:
+                        cache.clear()
+                    cache[str(title)] = out[str(title)]
+        return out
+
+    def _sections(self, ids: Sequence[str]) -> dict[str, list[Any]]:
+        rows: dict[str, list[Any]] = {}
+        for i in dict.fromkeys(ids):
+            for row in self._pk(_SECTION_BY_ID, {"i": i}):
+                rows[str(row[0])] = row
+        return rows
+
+    # ------------------------------------------------------------------ reads
+    def count(self, cypher: str) -> int:
+        return int(self._scalar(cypher) or 0)
+
+    def stats(self, top: int = 10) -> StoreStats:
+        meta = self.meta()
+        c = self.count
+        top_rows = self._run(
+            "MATCH (a:Article) WHERE a.is_stub = false RETURN a.title, a.pagerank "
+            "ORDER BY a.pagerank DESC, a.title LIMIT $k",
+            {"k": top},
+        )
+        return StoreStats(
+            articles=c("MATCH (a:Article) WHERE a.is_stub = false RETURN count(a)"),
+            stub_articles=c("MATCH (a:Article) WHERE a.is_stub = true RETURN count(a)"),
+            disambiguation_pages=c(
+                "MATCH (a:Article) WHERE a.is_disambiguation = true RETURN count(a)"
+            ),
+            sections=c("MATCH (s:Section) RETURN count(s)"),
+            categories=c("MATCH (c:Category) RETURN count(c)"),
+            redirects=c("MATCH (r:Redirect) RETURN count(r)"),
+            links=c("MATCH ()-[r:LINKS_TO]->() RETURN count(r)"),
+            inferred_links=c("MATCH ()-[r:LINKS_TO]->() WHERE r.inferred RETURN count(r)"),
+            mentions=c("MATCH ()-[r:MENTIONS]->() RETURN count(r)"),
+            category_edges=c("MATCH ()-[r:IN_CATEGORY]->() RETURN count(r)"),
+            loads=c("MATCH (l:Load) RETURN count(l)"),
+            model=meta.get("model", ""),
+            dimension=int(meta.get("dimension", "0")),
+            indexes=self.index_status(),
+            top_pagerank=[(str(t), float(p or 0.0)) for t, p in top_rows],
+            incomplete_loads=[
+                str(r[0])
+                for r in self._run(
+                    "MATCH (l:Load) WHERE l.status <> 'complete' RETURN l.id ORDER BY l.id"
+                )
+            ],
+        )
+
+    def vector_search(self, embedding: Sequence[float], k: int) -> list[SectionHit]:
+        """Nearest sections by cosine similarity through the HNSW index."""
+        found = self._run(
+            f"CALL QUERY_VECTOR_INDEX('Section', '{VECTOR_INDEX}', $q, $k) "
+            "RETURN node.id, 1.0 - distance ORDER BY 1.0 - distance DESC",
+            {"q": [float(x) for x in embedding], "k": int(k)},
+        )
+        rows = self.sections_by_ids([str(r[0]) for r in found])
+        return [
+            dataclasses.replace(rows[str(sid)], score=float(sim))
+            for sid, sim in found
+            if str(sid) in rows
+        ]
+
+    def fts_search(self, text: str, k: int) -> list[SectionHit]:
+        """BM25 search over section headings and text (the graph's text index).
+
+        Empty when the graph has no text index yet. Hits whose section is no longer
+        in the graph (an index a moment behind a re-load) are dropped.
+        """
+        index = self.text_index()
+        if index is None or k < 1:
+            return []
+        found = index.search_sections(text, k)
+        rows = self.sections_by_ids([sid for sid, _ in found])
+        return [dataclasses.replace(rows[sid], score=score) for sid, score in found if sid in rows]
+
+    def text_search_within(self, text: str, titles: Sequence[str], k: int) -> list[SectionHit]:
+        """BM25 over the sections of ``titles`` only (what ranks graph neighbours when
+        a graph has no embeddings). Empty without a text index."""
+        index = self.text_index()
+        wanted = list(dict.fromkeys(titles))
+        if index is None or k < 1 or not wanted:
+            return []
+        found = index.search_sections_of(text, wanted, k)
+        rows = self.sections_by_ids([sid for sid, _ in found])
+        return [dataclasses.replace(rows[sid], score=score) for sid, score in found if sid in rows]
+
+    def lead_sections(self, titles: Sequence[str]) -> dict[str, SectionHit]:
+        """The first section of each of ``titles`` that has one (title → section).
+
+        A lead section's id is ``TITLE::0000`` (see :mod:`kg_agent.ingest.shards`).
+        """
+        hits = self.sections_by_ids([f"{t}::0000" for t in titles])
+        return {h.title: h for h in hits.values()}
+
+    def article_sections(self, title: str) -> list[dict[str, Any]]:
+        return self.query(
+            "MATCH (a:Article {title: $t})-[:HAS_SECTION]->(s:Section) "
+            "RETURN s.id AS id, s.heading AS heading, s.heading_path AS heading_path, "
+            "s.level AS level, s.ordinal AS ordinal, s.part AS part, s.text AS text, "
+            "s.word_count AS word_count ORDER BY s.ordinal",
+            {"t": title},
+        )
+
+    def article(self, title: str) -> dict[str, Any] | None:
+        rows = self.query(
+            "MATCH (a:Article {title: $t}) RETURN a.title AS title, a.page_id AS page_id, "
+            "a.is_stub AS is_stub, a.is_disambiguation AS is_disambiguation, "
+            "a.pagerank AS pagerank, a.n_sections AS n_sections, a.word_count AS word_count",
+            {"t": title},
+        )
+        return rows[0] if rows else None
+
+    def resolve_title(self, title: str) -> str | None:
+        """Canonical article title for a title or a redirect alias."""
+        if self._scalar("MATCH (a:Article {title: $t}) RETURN a.title", {"t": title}):
+            return title
+        target = self._scalar(
+            "MATCH (r:Redirect {title: $t})-[:REDIRECTS_TO]->(a:Article) RETURN a.title",
+            {"t": title},
+        )
+        return str(target) if target else None
+
+    def outgoing_links(self, title: str) -> list[tuple[str, int]]:
+        rows = self._run(
+            "MATCH (a:Article {title: $t})-[r:LINKS_TO]->(b:Article) "
+            "RETURN b.title, r.count ORDER BY r.count DESC, b.title",
+            {"t": title},
+        )
+        return [(str(b), int(n)) for b, n in rows]
+
+    def incoming_links(self, title: str) -> list[tuple[str, int]]:
+        rows = self._run(
+            "MATCH (b:Article)-[r:LINKS_TO]->(a:Article {title: $t}) "
+            "RETURN b.title, r.count ORDER BY r.count DESC, b.title",
+            {"t": title},
+        )
+        return [(str(b), int(n)) for b, n in rows]
+
+    def section_mentions(self, section_id: str) -> list[tuple[str, int]]:
+        rows = self._run(
+            "MATCH (s:Section {id: $s})-[m:MENTIONS]->(a:Article) "
+            "RETURN a.title, m.count ORDER BY m.count DESC, a.title",
+            {"s": section_id},
+        )
+        return [(str(t), int(n)) for t, n in rows]
+
+    def link_neighbourhood(
+        self, titles: Sequence[str], *, limit: int, per_title: int | None = None
+    ) -> list[tuple[str, str, int]]:
+        """Each ``LINKS_TO`` edge touching ``titles``, as (title, neighbour, count), once.
+
+        Direction is dropped: the reranker's walk is undirected. ``LINKS_TO``
+        already sums the sections' ``MENTIONS``, so it covers both. An edge between
+        two of ``titles`` comes once, from the end that sorts first (a link each way
+        is two edges). Each title is looked up by primary key, and its neighbours
+        come back as node offsets that the article table turns into titles (see the
+        module docstring). ``limit`` bounds the rows read, shared among the titles
+        (a guard for hub articles; which rows a truncated read keeps is Kùzu's scan
+        order); ``per_title`` caps the rows of one title and direction. Sorted by count,
+        strongest first.
+        """
+        wanted = list(dict.fromkeys(titles))
+        if not wanted:
+            return []
+        per = max(1, -(-int(limit) // (2 * len(wanted))))  # each title and direction
+        if per_title is not None:
+            per = min(per, per_title)
+        raw: list[tuple[str, int, int]] = []
+        for t in wanted:
+            for query in (_OUT_OFFSETS, _IN_OFFSETS):
+                raw.extend((t, int(o), int(n or 0)) for o, n in self._pk(query, {"t": t, "k": per}))
+        raw = raw[: int(limit)]
+        names = self._titles_at([o for _, o, _ in raw])
+        inside = set(wanted)
+        edges = []
+        for (a, _, n), b in zip(raw, names, strict=True):
+            if b is None or (b in inside and b < a):  # seen from both ends: keep one
+                continue
+            edges.append((a, b, n))
+        edges.sort(key=lambda e: (-e[2], e[0], e[1]))
+        return edges
+
+    def _titles_at(self, offsets: Sequence[int]) -> list[str | None]:
+        """Article titles at node offsets: from the article table, else (a table older
+        than the graph, a moment after a load) from Kùzu."""
+        table = self.article_table()
+        names: list[str | None] = (
+            table.titles(offsets) if table is not None else [None] * len(offsets)
+        )
+        missing = sorted({o for o, n in zip(offsets, names, strict=True) if n is None})
+        if missing:
+            found = {
+                int(o): str(t)
+                for o, t in self._run(
+                    "MATCH (a:Article) WHERE offset(id(a)) IN $o RETURN offset(id(a)), a.title",
+                    {"o": missing},
+                )
+            }
+            names = [
+                n if n is not None else found.get(o) for o, n in zip(offsets, names, strict=True)
+            ]
+        return names
+
+    def article_pageranks(self, titles: Sequence[str]) -> dict[str, float]:
+        """Global PageRank of each of ``titles`` found in the graph (stubs have 0)."""
+        return {t: pr for t, (pr, _n) in self._article_rows(titles).items()}
+
+    def pagerank_bounds(self) -> tuple[float, float]:
+        """Smallest positive and largest global PageRank; (0, 0) before PageRank ran.
+
+        The reranker log-scales PageRank between these, so a score means the same
+        thing whatever the graph's size.
+        """
+        rows = self._run(
+            "MATCH (a:Article) WHERE a.is_stub = false AND a.pagerank > 0 "
+            "RETURN min(a.pagerank), max(a.pagerank)"
+        )
+        if not rows or rows[0][0] is None:
+            return (0.0, 0.0)
+        return (float(rows[0][0]), float(rows[0][1]))
+
+    def search_article_titles(self, text: str, k: int = 5) -> list[tuple[str, float]]:
+        """Articles whose titles match ``text`` (BM25 over title words), best first.
+
+        Entity lookup for names that are neither a title nor a redirect. Ties
+        prefer real articles over stubs, then higher PageRank, then the title.
+        Returns nothing when the graph has no text index.
+        """
+        index = self.text_index()
+        if index is None or k < 1:
+            return []
+        found = index.search_titles(text, max(4 * k, 20))
+        info: dict[str, tuple[bool, float]] = {}
+        for t, _ in found:
+            for title, stub, pr in self._pk(
+                "MATCH (a:Article {title: $t}) RETURN a.title, a.is_stub, a.pagerank", {"t": t}
+            ):
+                info[str(title)] = (bool(stub), float(pr or 0.0))
+        ranked = [(t, sc) for t, sc in found if t in info]
+        ranked.sort(key=lambda ts: (-round(ts[1], 6), info[ts[0]][0], -info[ts[0]][1], ts[0]))
+        return ranked[:k]
+
+    def resolve_category(self, name: str) -> str | None:
+        """Stored category name for ``name``: exact, else case-insensitive; None if absent."""
+        bare = name.strip()
+        if bare[:9].lower() == "category:":
+            bare = bare[9:].strip()
+        if not bare:
+            return None
+        if self._scalar("MATCH (c:Category {name: $n}) RETURN c.name", {"n": bare}):
+            return bare
+        hit = self._scalar(
+            "MATCH (c:Category) WHERE lower(c.name) = lower($n) RETURN c.name "
+            "ORDER BY c.name LIMIT 1",
+            {"n": bare},
+        )
+        return str(hit) if hit else None
+
+    def section_embeddings(self) -> tuple[list[str], Any]:
+        """Every section id and its embedding as a float32 matrix (for exact search).
+
+        Streams the rows in pages so a large graph does not build one huge
+        Python list of lists.
+        """
+        import numpy as np
+
+        dim = self.dimension
+        ids: list[str] = []
+        blocks: list[Any] = []
+        page, offset = 20000, 0
+        while True:
+            rows = self._run(
+                "MATCH (s:Section) RETURN s.id, s.embedding ORDER BY s.id SKIP $o LIMIT $n",
+                {"o": offset, "n": page},
+            )
+            if not rows:
+                break
+            ids.extend(str(r[0]) for r in rows)
+            blocks.append(np.asarray([r[1] for r in rows], dtype=np.float32))
+            offset += len(rows)
+            if len(rows) < page:
+                break
+        matrix = np.vstack(blocks) if blocks else np.zeros((0, dim), dtype=np.float32)
+        return ids, matrix
+
+    def entity_names(self) -> tuple[list[str], list[tuple[str, str]]]:
+        """Titles of real (non-stub) articles, and (redirect, target) alias pairs.
+
+        What question entity linking matches against; stubs have no text to
+        retrieve, so naming one would seed nothing.
+        """
+        titles = [
+            str(r[0]) for r in self._run("MATCH (a:Article) WHERE NOT a.is_stub RETURN a.title")
+        ]
+        aliases = [
+            (str(r), str(t))
+            for r, t in self._run(
+                "MATCH (r:Redirect)-[:REDIRECTS_TO]->(a:Article) WHERE NOT a.is_stub "
+                "RETURN r.title, a.title"
+            )
+        ]
+        return titles, aliases
+
+    def sections_of_articles(self, titles: Sequence[str]) -> list[tuple[SectionHit, list[float]]]:
+        """Every section of the given articles with its embedding (for scoring them).
+
+        Section ids are ``TITLE::0000`` to ``TITLE::{n_sections - 1}``, so each is a
+        primary-key lookup.
+        """
+        out: list[tuple[SectionHit, list[float]]] = []
+        for title, (pr, n) in self._article_rows(titles).items():
+            for i in range(n):
+                for row in self._pk(
+                    "MATCH (s:Section {id: $i}) RETURN s.id, s.heading, s.heading_path, "
+                    "s.text, s.embedding",
+                    {"i": f"{title}::{i:04d}"},
+                ):
+                    hit = SectionHit(
+                        str(row[0]),
+                        title,
+                        str(row[1] or ""),
+                        str(row[2] or ""),
+                        str(row[3] or ""),
+                        0.0,
+                        pr,
+                    )
+                    out.append((hit, list(row[4]) if row[4] is not None else []))
+        return out
+
+    def sections_by_ids(self, ids: Sequence[str]) -> dict[str, SectionHit]:
+        """Section rows (score 0) for the given ids, keyed by id (primary-key lookups)."""
+        rows = self._sections(ids)
+        pr = self.article_pageranks([str(r[1]) for r in rows.values()])
+        return {
+            sid: SectionHit(
+                sid,
+                str(r[1]),
+                str(r[2] or ""),
+                str(r[3] or ""),
+                str(r[4] or ""),
+                0.0,
+                pr.get(str(r[1]), 0.0),
+            )
+            for sid, r in rows.items()
+        }
+
+    def categories_of(self, title: str) -> list[str]:
+        rows = self._run(
+            "MATCH (a:Article {title: $t})-[:IN_CATEGORY]->(c:Category) RETURN c.name "
+            "ORDER BY c.name",
+            {"t": title},
+        )
+        return [str(r[0]) for r in rows]
+
+
+def _hit(row: Sequence[Any]) -> SectionHit:
+    return SectionHit(
+        section_id=str(row[0]),
+        title=str(row[1]),
+        heading=str(row[2] or ""),
+        heading_path=str(row[3] or ""),
+        text=str(row[4] or ""),
+        score=float(row[5]),
+        pagerank=float(row[6] or 0.0),
+    )
