@@ -132,6 +132,12 @@ def main() -> None:
     help="Where to stage parsed shards (default: beside the database).",
 )
 @click.option(
+    "--shard-mb",
+    type=click.IntRange(min=1),
+    help="Size of a parse unit and shard, in MB of XML (default 32; for a multistream "
+    ".bz2, 8 MB compressed). Smaller: finer resume and progress; larger: fewer files.",
+)
+@click.option(
     "--buffer-pool-mb",
     type=click.IntRange(min=64),
     envvar="KG_AGENT_BUFFER_POOL_MB",
@@ -155,6 +161,7 @@ def load(
     index_file: str | None,
     restart: bool,
     staging_dir: str | None,
+    shard_mb: int | None,
     buffer_pool_mb: int | None,
     as_json: bool,
     quiet: bool,
@@ -182,6 +189,7 @@ def load(
         restart=restart,
         staging_dir=staging_dir,
         buffer_pool_mb=buffer_pool_mb,
+        chunk_bytes=shard_mb << 20 if shard_mb else None,
     )
     embedder = Embedder(model, batch_size=batch_size) if batch_size else Embedder(model)
     report = load_source(

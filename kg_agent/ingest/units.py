@@ -257,21 +257,20 @@ def _decompress_streams(data: bytes) -> bytes:
 def _plan_multistream(name: str, size: int, index: Any, chunk: int) -> DumpPlan:
     index_path = os.fspath(index) if index is not None else default_index_path(name)
     if index_path is not None:
-        starts = _index_offsets(index_path)
-        bad = [o for o in starts[:1] + starts[-1:] if o >= size]
-        if bad or not starts:
+        page_starts = _index_offsets(index_path)  # the index lists page streams only
+        if not page_starts or page_starts[-1] >= size:
             raise SourceError(index_path, f"offsets do not fit {name} ({size:,} bytes)")
+        header = _decompress_part(name, 0, page_starts[0])
     else:
         starts = _scan_stream_starts(name, size)
-    if not starts:
-        raise SourceError(name, "no bz2 stream found")
-    # Header and footer streams hold no <page>: they are not unit starts.
-    first_end = starts[1] if len(starts) > 1 else size
-    header = _decompress_part(name, 0, min(first_end, 16 << 20) if starts[0] == 0 else 0)
-    page_starts = [s for s in starts if s > 0 or _PAGE_OPEN in header]
-    if index_path is None and len(page_starts) > 1:
-        last = _decompress_part(name, page_starts[-1], size)
-        if _PAGE_OPEN not in last:
+        if not starts:
+            raise SourceError(name, "no bz2 stream found")
+        # Header and footer streams hold no <page>: they are no unit starts.
+        header = _decompress_part(name, 0, starts[1] if len(starts) > 1 else size)
+        page_starts = starts if _PAGE_OPEN in header else starts[1:]
+        if _PAGE_OPEN in header:
+            header = header[: header.find(_PAGE_OPEN)]
+        if len(page_starts) > 1 and _PAGE_OPEN not in _decompress_part(name, page_starts[-1], size):
             page_starts.pop()
     plan = DumpPlan(name, "multistream", "bz2", size, _namespaces(header), index_path=index_path)
     groups: list[int] = []
@@ -288,7 +287,11 @@ def _decompress_part(name: str, start: int, end: int) -> bytes:
         return b""
     try:
         return _decompress_streams(_read_range(name, start, end))
-    except (OSError, EOFError, ValueError) as exc:
+    except EOFError:
+        raise SourceError(
+            name, "truncated: a bz2 stream ends before its end marker", where=f"byte {start:,}"
+        ) from None
+    except (OSError, ValueError) as exc:
         raise SourceError(
             name, f"corrupt bz2 data: {exc}", where=f"stream at byte {start:,}"
         ) from None
@@ -402,7 +405,7 @@ def stream_units(
 ) -> Iterator[tuple[Unit, bytes, bool]]:
     """Decompress a ``stream`` dump front to back: ``(unit, text, is_last)`` in order.
 
-    Units end at a ``</page>`` once ``chunk_bytes`` are gathered; the last one runs
+    A unit ends at the first ``</page>`` past ``chunk_bytes``; the last one runs
     to the end of the text (the closing ``</mediawiki>``). ``progress(fraction)``
     is called as compressed bytes are read when Python decompresses (a tool reads
     the file itself and reports nothing).
@@ -435,16 +438,19 @@ def stream_units(
                     dec.check_tool()
                     yield Unit(index, offset, offset + len(buf)), buf, True
                     return
-                if len(buf) >= chunk:
-                    cut = buf.rfind(_PAGE_CLOSE)
-                    if cut >= 0:
-                        cut += len(_PAGE_CLOSE)
-                        yield Unit(index, offset, offset + cut), buf[:cut], False
-                        index += 1
-                        offset += cut
-                        buf = buf[cut:]
-                        if progress is not None and plan.size and dec.position():
-                            progress(dec.position() / plan.size)
+                # a unit ends at the first </page> past chunk_bytes: where depends on the
+                # text alone, not on how reads fell, so units are the same every run
+                while len(buf) >= chunk:
+                    cut = buf.find(_PAGE_CLOSE, chunk - len(_PAGE_CLOSE))
+                    if cut < 0:
+                        break
+                    cut += len(_PAGE_CLOSE)
+                    yield Unit(index, offset, offset + cut), buf[:cut], False
+                    index += 1
+                    offset += cut
+                    buf = buf[cut:]
+                if progress is not None and plan.size and dec.position():
+                    progress(dec.position() / plan.size)
     except EOFError:
         raise SourceError(
             plan.path,

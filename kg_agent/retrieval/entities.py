@@ -12,13 +12,31 @@ similarity ranking downstream picks among them.
 Building the automaton reads every title once (~1 s per 100k titles, ~0.5
 GiB per million); above ``max_titles`` the linker falls back to the title
 full-text index and keeps only titles whose every word is in the question.
+
+A built linker can be saved (:meth:`QuestionEntityLinker.save`) and given to
+a later process as ``saved=``: loading it skips both reading every title from
+the graph and building the trie (1M titles: ~4 s instead of ~30 s). The file
+records what it was built from (title and redirect counts and the graph's
+loads, the source of the matching rules, the pyahocorasick version); a file
+that does not match the open graph is ignored and the linker builds as
+without one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
+import importlib.metadata
+import json
+import os
+import pickle
 import re
 import threading
+from pathlib import Path
+from typing import Any
 
+from kg_agent.ingest import mentions
 from kg_agent.ingest.mentions import MentionMatcher
 from kg_agent.store import GraphStore
 
@@ -26,14 +44,29 @@ __all__ = ["QuestionEntityLinker"]
 
 MAX_AUTOMATON_TITLES = 2_000_000
 _WORD = re.compile(r"\w+")
+_FORMAT = 1
+_N_TITLES = "MATCH (a:Article) WHERE NOT a.is_stub RETURN count(a)"
+_N_REDIRECTS = "MATCH (r:Redirect) RETURN count(r)"
 
 
 class QuestionEntityLinker:
-    """Article titles named in a question, in order of first appearance."""
+    """Article titles named in a question, in order of first appearance.
 
-    def __init__(self, store: GraphStore, *, max_titles: int = MAX_AUTOMATON_TITLES) -> None:
+    ``saved`` is a file written by :meth:`save`: used when it matches the
+    graph (and ``max_titles`` allows an automaton), else the linker builds.
+    """
+
+    def __init__(
+        self,
+        store: GraphStore,
+        *,
+        max_titles: int = MAX_AUTOMATON_TITLES,
+        saved: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.store = store
         self.max_titles = max_titles
+        self.saved = Path(saved) if saved is not None else None
+        self.loaded_from: Path | None = None  # set when ``saved`` was used
         self._matcher: MentionMatcher | None = None
         self._use_fts = False
         self._lock = threading.Lock()
@@ -42,12 +75,46 @@ class QuestionEntityLinker:
         with self._lock:
             if self._matcher is not None or self._use_fts:
                 return
-            n = self.store.count("MATCH (a:Article) WHERE NOT a.is_stub RETURN count(a)")
+            n = self.store.count(_N_TITLES)
             if n > self.max_titles:
                 self._use_fts = True
                 return
+            if self.saved is not None:
+                self._matcher = _read(self.saved, self._key(n))
+                if self._matcher is not None:
+                    self.loaded_from = self.saved
+                    return
             titles, aliases = self.store.entity_names()
             self._matcher = MentionMatcher(titles, aliases, ambiguous="all")
+
+    def _key(self, n_titles: int | None = None) -> str:
+        """What a saved matcher must have been built from to serve this graph."""
+        if n_titles is None:
+            n_titles = self.store.count(_N_TITLES)
+        loads = [
+            [str(r.get("id")), str(r.get("status")), str(r.get("finished_at"))]
+            for r in self.store.loads()
+        ]
+        parts = {
+            "format": _FORMAT,
+            "rules": _rules_digest(),
+            "pyahocorasick": _ahocorasick_version(),
+            "titles": n_titles,
+            "redirects": self.store.count(_N_REDIRECTS),
+            "loads": loads,
+        }
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the built matcher to the file ``path`` (replaced atomically).
+
+        Builds first if needed; a linker on the full-text fallback has nothing
+        to save (ValueError).
+        """
+        self._ensure()
+        if self._matcher is None:
+            raise ValueError("this linker uses the full-text fallback: no automaton to save")
+        _write(Path(path), self._matcher, self._key())
 
     def link(self, question: str) -> list[str]:
         self._ensure()
@@ -69,3 +136,56 @@ def _position(lowered_question: str, title: str) -> int:
     base = title.split(" (")[0].lower()
     i = lowered_question.find(base)
     return i if i >= 0 else len(lowered_question)
+
+
+# ---------------------------------------------------------------------- saved form
+
+
+@functools.cache
+def _rules_digest() -> str:
+    """Digest of mentions.py: a change to the matching rules invalidates saved files."""
+    src = mentions.__file__
+    return hashlib.sha256(Path(src).read_bytes() if src else b"").hexdigest()[:16]
+
+
+def _ahocorasick_version() -> str:
+    try:
+        return importlib.metadata.version("pyahocorasick")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _write(path: Path, matcher: MentionMatcher, key: str) -> None:
+    """Pickle the matcher next to ``path``, then rename it into place (atomic).
+
+    Pickle over ``Automaton.save``: at 1M titles it loads in ~4 s against ~15 s
+    (``ahocorasick.load`` rebuilds pointers by binary search), for ~1.3x the
+    memory while saving (the trie is copied into bytes first).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    try:
+        with open(tmp, "wb") as fh:
+            pickle.dump(key, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(matcher, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def _read(path: Path, key: str) -> MentionMatcher | None:
+    """The matcher saved at ``path`` if it was built for ``key``, else None.
+
+    The key is a pickle of its own ahead of the matcher, so a stale file is
+    rejected without reading the trie. Pickle runs code: only files this
+    module wrote belong here.
+    """
+    try:
+        with open(path, "rb") as fh:
+            if pickle.load(fh) != key:
+                return None
+            matcher: Any = pickle.load(fh)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
+        return None
+    return matcher if isinstance(matcher, MentionMatcher) else None
