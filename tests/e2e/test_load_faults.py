@@ -144,8 +144,12 @@ def test_staged_edges_kuzu_would_reject_are_refused_before_writing(
         path = stage.resolved.path(parsed.units[-1], "links_to")
         table = pq.read_table(path)
         bad = pa.table(
-            {"from": [table["from"][0].as_py()], "to": ["No such article"], "count": [1],
-             "inferred": [False]},
+            {
+                "from": [table["from"][0].as_py()],
+                "to": ["No such article"],
+                "count": [1],
+                "inferred": [False],
+            },
             schema=table.schema,
         )
         pq.write_table(pa.concat_tables([table, bad]), path)  # LINKS_TO is copied late

@@ -132,9 +132,13 @@ def test_real_sample_repacked_as_multistream_loads_the_same(
     assert len(plan.units) > 3
     a = _load(src, tmp_path / "a.kuzu", workers=1)
     b = _load(out, tmp_path / "b.kuzu", workers=2, chunk_bytes=64 << 10)
-    assert (a.articles, a.redirects, a.sections) == (b.articles, b.redirects, b.sections) == (
-        106,
-        99,
-        4188,
+    assert (
+        (a.articles, a.redirects, a.sections)
+        == (b.articles, b.redirects, b.sections)
+        == (
+            106,
+            99,
+            4188,
+        )
     )
     assert digest(tmp_path / "a.kuzu") == digest(tmp_path / "b.kuzu")

@@ -53,8 +53,17 @@ def digest(db: Path) -> dict[str, Any]:
     for row in links:
         h.update(f"{row['a']}\0{row['b']}\0{row['n']}\n".encode())
     return {
-        "counts": (st.articles, st.stub_articles, st.sections, st.links, st.mentions,
-                   st.redirects, st.categories, st.category_edges, st.loads),
+        "counts": (
+            st.articles,
+            st.stub_articles,
+            st.sections,
+            st.links,
+            st.mentions,
+            st.redirects,
+            st.categories,
+            st.category_edges,
+            st.loads,
+        ),
         "pagerank": [(r["t"], round(float(r["p"]), 6), r["s"]) for r in ranks],
         "sections": hashlib.sha256("\n".join(r["id"] for r in sections).encode()).hexdigest(),
         "links": h.hexdigest(),
@@ -163,7 +172,9 @@ def test_resumed_parse_says_how_far_it_got(dump: Path, tmp_path: Path) -> None:
     kill_when(dump, db, lambda: _units(db) >= 2)
     done = subprocess.run(
         [*_exe(), "load", str(dump), "--db", str(db), *OPTS[:-1]],  # progress on
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     line = next(ln for ln in done.stderr.splitlines() if ln.startswith("resuming:"))
@@ -199,9 +210,7 @@ def test_kill_9_while_adding_to_a_graph_keeps_it_then_resumes(
     db = tmp_path / "g.kuzu"
     assert run_load(Path(SAMPLE_DUMP), db).returncode == 0
     before = digest(db)
-    killed = kill_when(
-        dump, db, lambda: any(db.parent.glob(f".{db.name}.kg-load-*/copy-*"))
-    )
+    killed = kill_when(dump, db, lambda: any(db.parent.glob(f".{db.name}.kg-load-*/copy-*")))
     assert killed.returncode == -signal.SIGKILL
     assert_no_process_holds(db)
     assert digest(db) == before
@@ -216,7 +225,9 @@ def test_second_load_of_the_same_graph_is_refused_while_one_runs(
     db = tmp_path / "g.kuzu"
     first = subprocess.Popen(
         [*_exe(), "load", str(dump), "--db", str(db), *OPTS],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.time() + 120
