@@ -275,7 +275,9 @@ def stats(db_path: str, top: int, as_json: bool) -> None:
         f"  loads           {st.loads:>10,}\n"
         f"  embeddings      {ix.embeddings}"
         + ("" if ix.embeddings == "complete" else "  (semantic search off until 'kg-agent embed')")
-        + f"\n  indexes         vector {flag(ix.vector)}, full-text {flag(ix.text)}, "
+        + "\n  indexes         vector "
+        + (flag(ix.vector) if ix.embeddings == "complete" else "off (no embeddings)")
+        + f", full-text {flag(ix.text)}, "
         f"pagerank {flag(ix.pagerank)}"
         + ("  (STALE: run 'kg-agent load' again or 'kg-agent reindex')" if ix.stale else "")
     )

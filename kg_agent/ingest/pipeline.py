@@ -41,6 +41,7 @@ from kg_agent.exceptions import (
     LoadAborted,
     SchemaMismatchError,
     SourceError,
+    one_line,
 )
 from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS
 from kg_agent.ingest.embed_phase import embed_shards, embedder_identity
@@ -427,7 +428,15 @@ class Loader:
         out = self._timed("write", report, lambda: write_in_child(job))
         report.rows_written = out["rows_written"]
         report.replaced_articles = out["replaced_articles"]
-        self._index(job.load, text, report)
+        try:
+            self._index(job.load, text, report)
+        except (KeyboardInterrupt, KGAgentError, OSError, RuntimeError) as exc:
+            why = "interrupted" if isinstance(exc, KeyboardInterrupt) else one_line(exc)
+            raise LoadAborted(
+                f"load of {job.load['source']} is in {self.db_path}, but building its indexes "
+                f"failed ({why}): run the same 'kg-agent load' again, or "
+                f"'kg-agent reindex --db {self.db_path}', to finish them"
+            ) from None
 
     def _index(self, load: dict[str, Any], text: TextSource | None, report: LoadReport) -> None:
         with GraphStore.open(

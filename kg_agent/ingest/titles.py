@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WS = re.compile(r"[\s_]+")
 
 
+@lru_cache(maxsize=1 << 16)  # link targets repeat (Zipf): a hit costs 0.1 µs, a miss ~3
 def normalize_title(raw: str) -> str:
     """Canonical form of a MediaWiki link target or page title.
 

@@ -256,6 +256,7 @@ def _kind_of(ns: int) -> int:
     return _OTHER
 
 
+@lru_cache(maxsize=1 << 14)  # a few hundred template and namespace names recur
 def _key(name: str) -> str:
     """Compare namespace and template names the way MediaWiki does (case, ``_``)."""
     return _WS_UNDERSCORE.sub(" ", name).strip().lower()

@@ -250,3 +250,67 @@ def test_stage_path_is_per_database_and_source(tmp_path: Path) -> None:
     assert Stage.path_for(str(tmp_path / "a.kuzu"), "f" * 32, str(tmp_path / "s")).parent == (
         tmp_path / "s"
     )
+
+
+def test_indexes_cut_short_after_the_commit_are_finished_by_the_next_run(
+    dump: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The data of a load into a graph committed, its indexes did not: ``stats`` lists the
+    load as incomplete, and the next run of the same load (or ``reindex``) finishes it."""
+    from click.testing import CliRunner
+
+    from kg_agent.cli import main
+    from kg_agent.exceptions import LoadAborted
+    from kg_agent.ingest import pipeline
+    from kg_agent.ingest.pipeline import LoadOptions, load_source
+
+    db = tmp_path / "g.kuzu"
+    opts = LoadOptions(progress=False, embeddings="none", workers=1)
+    load_source(SAMPLE_DUMP, db, options=opts)
+
+    def cut(*args: Any, **kwargs: Any) -> dict[str, float]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "finalize_indexes", cut)
+    with pytest.raises(LoadAborted, match="building its indexes failed") as err:
+        load_source(dump, db, options=opts)
+    assert "run the same 'kg-agent load' again" in str(err.value)
+    monkeypatch.undo()
+    with GraphStore.open(db, read_only=True) as store:
+        st = store.stats()
+        assert st.indexes.stale and len(st.incomplete_loads) == 1 and st.articles > 1500
+    out = CliRunner().invoke(main, ["stats", "--db", str(db)]).output
+    assert "INCOMPLETE" in out and "STALE" in out
+    again = load_source(dump, db, options=opts)
+    assert again.resumed
+    with GraphStore.open(db, read_only=True) as store:
+        st = store.stats()
+        assert not st.indexes.stale and not st.incomplete_loads and st.indexes.text
+        assert store.fts_search(
+            store.article_sections(
+                store.query(
+                    "MATCH (a:Article) WHERE a.load_id = $l RETURN a.title AS t LIMIT 1",
+                    {"l": again.load_id},
+                )[0]["t"]
+            )[0]["text"][:60],
+            5,
+        )
+
+
+def test_reindex_repairs_a_graph_whose_text_index_is_gone(tmp_path: Path) -> None:
+    """stats says MISSING; reindex rebuilds it and says what it built; stats agrees."""
+    import shutil as _shutil
+
+    db = tmp_path / "g.kuzu"
+    assert run_load(Path(SAMPLE_DUMP), db).returncode == 0
+    _shutil.rmtree(Path(f"{db}.indexes"))
+    stats = subprocess.run([*_exe(), "stats", "--db", str(db)], capture_output=True, text=True)
+    assert "full-text MISSING" in stats.stdout
+    done = subprocess.run(
+        [*_exe(), "reindex", "--db", str(db), "-q"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Rebuilt the indexes" in done.stdout and "text_index" in done.stdout
+    stats = subprocess.run([*_exe(), "stats", "--db", str(db)], capture_output=True, text=True)
+    assert "full-text ready" in stats.stdout and "MISSING" not in stats.stdout
+    assert "vector off (no embeddings)" in stats.stdout
