@@ -264,6 +264,46 @@ def bench_size(n: int, args: argparse.Namespace) -> list[dict[str, Any]]:
     return rows
 
 
+def bench_hnsw(n: int, dim: int, work: Path) -> dict[str, Any]:
+    """Kùzu's HNSW build over ``n`` random unit vectors (a load with embeddings builds it
+    after the write), in a fresh process: seconds, peak RSS, disk, query ms."""
+    code = f"""
+import json, os, resource, time, numpy as np, pyarrow as pa, pyarrow.parquet as pq, kuzu
+n, dim, work = {n}, {dim}, {str(work)!r}
+rng = np.random.default_rng(0)
+v = rng.standard_normal((n, dim), dtype=np.float32)
+v /= np.linalg.norm(v, axis=1, keepdims=True)
+emb = pa.FixedSizeListArray.from_arrays(pa.array(v.reshape(-1)), dim)
+ids = [f"s{{i}}" for i in range(n)]
+pq.write_table(pa.table({{"id": ids, "embedding": emb}}), work + "/v.parquet")
+del v, emb
+db = kuzu.Database(work + "/h.kuzu"); c = kuzu.Connection(db)
+c.execute(f"CREATE NODE TABLE S(id STRING PRIMARY KEY, embedding FLOAT[{{dim}}])")
+c.execute(f"COPY S FROM '{{work}}/v.parquet'")
+t = time.perf_counter()
+c.execute("CALL CREATE_VECTOR_INDEX('S', 'vi', 'embedding', metric := 'cosine')")
+build = time.perf_counter() - t
+q = rng.standard_normal(dim).astype(np.float32).tolist()
+lat = []
+for _ in range(20):
+    t = time.perf_counter()
+    c.execute("CALL QUERY_VECTOR_INDEX('S', 'vi', $q, 30) RETURN node.id", {{"q": q}}).get_all()
+    lat.append(time.perf_counter() - t)
+c.close(); db.close()
+print(json.dumps({{"vectors": n, "hnsw_build_s": round(build, 1),
+  "hnsw_query_ms": round(1000 * sorted(lat)[10], 1),
+  "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+  "db_mib": round(os.path.getsize(work + "/h.kuzu") / 2**20)}}))
+"""
+    work.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    shutil.rmtree(work, ignore_errors=True)
+    if proc.returncode != 0:
+        return {"vectors": n, "error": proc.stderr.strip().splitlines()[-1][:200]}
+    out: dict[str, Any] = json.loads(proc.stdout)
+    return out
+
+
 def fit(rows: list[dict[str, Any]], key: str) -> tuple[float, float] | None:
     """Least squares of log(y) = log(a) + b log(N) over the sizes; (a, b)."""
     pts = [(math.log(r["articles"]), math.log(r[key])) for r in rows if r.get(key, 0) > 0]
@@ -362,6 +402,9 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the graphs")
     ap.add_argument("--json", type=Path, help="save the rows and the projection here")
     ap.add_argument("--report", nargs="*", type=Path, help="only fit and project saved JSON")
+    ap.add_argument(
+        "--hnsw-sizes", help="also time Kùzu's HNSW build over this many random vectors (list)"
+    )
     args = ap.parse_args()
     args.dump_dir.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
@@ -376,6 +419,10 @@ def main() -> None:
     print_table(rows)
     proj = project(rows, os.cpu_count() or 1)
     print(json.dumps(proj, indent=1))
+    hnsw = []
+    for n in (int(x) for x in (args.hnsw_sizes or "").split(",") if x):
+        hnsw.append(bench_hnsw(n, 384, args.db_dir / f"hnsw-{n}"))
+        print(hnsw[-1], flush=True)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         doc = {
@@ -387,6 +434,7 @@ def main() -> None:
             "command": " ".join(sys.argv),
             "rows": rows,
             "projection": proj,
+            "hnsw": hnsw,
         }
         args.json.write_text(json.dumps(doc, indent=1))
         print(f"saved {args.json}")
