@@ -23,10 +23,24 @@ memory number is that process's own: the RSS delta is measured from after the
 titles are in memory (the linker's own cost; the titles themselves are reported
 separately) to the peak (``VmHWM``, reset before the step) and to what stays.
 Link time is per ``link()`` call over every dev question (3 passes, after the
-build). Persistence compares, for the same built matcher: ``QuestionEntityLinker.save``
-(pyahocorasick's own ``Automaton.save`` for the trie plus a pickle of the rest)
-and a plain ``pickle`` of the whole matcher; each is loaded in a fresh process,
-timed, and its links checked identical to those of the built one.
+build).
+
+Persistence, each written after the build and loaded in a fresh process that
+then checks its links are identical to the built one's:
+
+* ``linker``: what ``QuestionEntityLinker.save`` writes (a pickle of the matcher),
+  loaded through ``QuestionEntityLinker(store, saved=...)``;
+* ``acsave``: pyahocorasick's own ``Automaton.save`` / ``ahocorasick.load`` for the
+  trie, plus a pickle of the rest of the matcher;
+* ``pickle``: at sizes where the linker's save does not fit next to the titles in
+  the 6 GiB budget (``--pickle-sizes``), the trie's pickle is written by a process
+  holding only the trie, plus the same pickle of the rest: the same bytes and
+  load cost as ``linker``.
+
+The full-text fallback (what the linker does above ``max_titles``) is measured
+on the same titles: a tantivy title index as the graph has, the linker's own
+filter (titles whose every word is in the question), time per question and the
+same precision numbers.
 
 Precision rule (deliberately simple), for each linked title L of a question with
 gold titles G:
@@ -49,9 +63,10 @@ common-word titles, no synthetic crowd.
     .venv/bin/python scripts/bench_linker.py --json /tmp/bench_linker.json
     .venv/bin/python scripts/bench_linker.py --sizes 100000 --persist-sizes 100000
 
-Cost: about 30 s of title generation and 15-25 s of build per million titles,
-one process at a time, ~4 GiB peak at 5M; ``--workdir`` holds the title sets and
-the saved automatons (~1 GB at 5M) and is removed unless ``--keep``.
+Cost: about 30-50 s of title generation and 20-40 s of build per million titles,
+one process at a time, under 6 GiB at 5M; ``--workdir`` holds the title sets and
+the saved automatons (~2 GB at 5M) and is removed unless ``--keep`` (then
+``--reuse`` skips regenerating the title sets).
 """
 
 from __future__ import annotations
@@ -211,9 +226,14 @@ def _load_titles(path: Path) -> dict[str, Any]:
 
 
 def worker_build(
-    titles_path: Path, questions_path: Path, out_dir: Path, persist: bool, compare: bool
+    titles_path: Path, questions_path: Path, out_dir: Path, persist: bool, pickle_ok: bool
 ) -> dict[str, Any]:
-    """Build the linker from a title set, time its links; with ``persist``, save it."""
+    """Build the linker from a title set and time its links; with ``persist``, save it.
+
+    ``Automaton.save`` streams (little extra memory); the linker's pickle copies
+    the whole trie into bytes first, so it is written here only where
+    ``pickle_ok`` (it does not fit the 6 GiB budget at 5M next to the titles).
+    """
     from kg_agent.retrieval.entities import QuestionEntityLinker
 
     base = _status()["VmRSS"]
@@ -250,36 +270,54 @@ def worker_build(
     gc.collect()
     res["persist"] = {}
 
-    def measure(kind: str, path: Path, save: Any) -> None:
-        _reset_peak()
-        before = _status()["VmRSS"]
-        t0 = time.perf_counter()
-        save()
-        res["persist"][kind] = {
-            "save_s": round(time.perf_counter() - t0, 2),
-            "save_peak_gib": round((_status()["VmHWM"] - before) / GIB, 3),
-            "bytes": path.stat().st_size,
-        }
+    def acsave() -> None:
+        state = dict(vars(matcher))
+        state.pop("_automaton").save(str(out_dir / "trie.ac"))
+        with open(out_dir / "trie.state", "wb") as fh:
+            pickle.dump(state, fh, protocol=5)
 
-    # 1. what the linker itself writes (a pickle of the whole matcher)
-    measure("linker", out_dir / "linker.pkl", lambda: linker.save(out_dir / "linker.pkl"))
-    if compare:
-        # 2. pyahocorasick's own Automaton.save for the trie + a pickle of the rest
-        def acsave() -> None:
-            state = dict(vars(matcher))
-            state.pop("_automaton").save(str(out_dir / "trie.ac"))
-            with open(out_dir / "trie.state", "wb") as fh:
-                pickle.dump(state, fh, protocol=5)
-
-        measure("acsave", out_dir / "trie.ac", acsave)
-        res["persist"]["acsave"]["bytes"] += (out_dir / "trie.state").stat().st_size
+    res["persist"]["acsave"] = _measure_save(acsave, out_dir / "trie.ac", out_dir / "trie.state")
+    if pickle_ok:
+        path = out_dir / "linker.pkl"
+        res["persist"]["linker"] = _measure_save(lambda: linker.save(path), path)
     return res
+
+
+def _measure_save(save: Any, *paths: Path) -> dict[str, Any]:
+    _reset_peak()
+    before = _status()["VmRSS"]
+    t0 = time.perf_counter()
+    save()
+    return {
+        "save_s": round(time.perf_counter() - t0, 2),
+        "save_peak_gib": round((_status()["VmHWM"] - before) / GIB, 3),
+        "bytes": sum(p.stat().st_size for p in paths),
+    }
+
+
+def worker_repickle(out_dir: Path) -> dict[str, Any]:
+    """Pickle the trie alone (loaded from ``Automaton.save``), for sizes where the
+    linker's pickle does not fit next to the titles: same bytes, same load cost."""
+    import ahocorasick
+
+    trie = ahocorasick.load(str(out_dir / "trie.ac"), pickle.loads)
+    gc.collect()
+
+    def save() -> None:
+        with open(out_dir / "trie.pkl", "wb") as fh:
+            pickle.dump(trie, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+    return _measure_save(save, out_dir / "trie.pkl", out_dir / "trie.state")
 
 
 def worker_load(
     kind: str, out_dir: Path, questions_path: Path, links_path: Path, meta: dict[str, int]
 ) -> dict[str, Any]:
-    """Load a saved matcher in this fresh process; time it and check its links."""
+    """Load a saved matcher in this fresh process; time it and check its links.
+
+    ``linker``: ``QuestionEntityLinker(saved=...)``; ``acsave``: ``ahocorasick.load``
+    plus the pickled rest; ``pickle``: the trie's pickle plus the pickled rest.
+    """
     import ahocorasick
 
     from kg_agent.ingest.mentions import MentionMatcher
@@ -303,11 +341,16 @@ def worker_load(
         linker.link("")
         assert linker.loaded_from is not None, "the saved linker was not used"
     else:
+        if kind == "acsave":
+            trie = ahocorasick.load(str(out_dir / "trie.ac"), pickle.loads)
+        else:
+            with open(out_dir / "trie.pkl", "rb") as fh:
+                trie = pickle.load(fh)
         with open(out_dir / "trie.state", "rb") as fh:
             state = pickle.load(fh)
         matcher = MentionMatcher.__new__(MentionMatcher)
         vars(matcher).update(state)
-        matcher._automaton = ahocorasick.load(str(out_dir / "trie.ac"), pickle.loads)
+        matcher._automaton = trie
         linker = QuestionEntityLinker(store)  # type: ignore[arg-type]
         linker._matcher = matcher
     load_s = time.perf_counter() - t0
@@ -321,6 +364,45 @@ def worker_load(
         "load_rss_gib": round((after - base) / GIB, 3),
         "identical": timed["links"] == expected,
     }
+
+
+class _FtsStore(_TitlesStore):
+    """The full-text fallback's view of a graph: a tantivy index over the titles."""
+
+    def __init__(self, index: Any, n_titles: int) -> None:
+        super().__init__([], [])
+        self.index = index
+        self.n_titles = n_titles
+
+    def search_article_titles(self, text: str, k: int = 5) -> list[tuple[str, float]]:
+        # as GraphReads.search_article_titles, every title a real article (no stubs)
+        found = self.index.search_titles(text, max(4 * k, 20))
+        found.sort(key=lambda ts: (-round(ts[1], 6), ts[0]))
+        return list(found[:k])
+
+
+def worker_fts(titles_path: Path, questions_path: Path, out_dir: Path) -> dict[str, Any]:
+    """The linker's full-text fallback (what it does above ``max_titles``) on the same titles."""
+    from kg_agent.retrieval.entities import QuestionEntityLinker
+    from kg_agent.store.text_index import TextIndex
+
+    titles: list[str] = _load_titles(titles_path)["titles"]
+    questions = json.loads(questions_path.read_text())
+    index = TextIndex(out_dir / "fts", create=True)
+    t0 = time.perf_counter()
+    writer = index.writer(threads=1)
+    for i in range(0, len(titles), 100_000):
+        writer.add_titles(titles[i : i + 100_000])
+    writer.commit()
+    writer.close()
+    index.reload()
+    index_s = time.perf_counter() - t0
+    n = len(titles)
+    del titles
+    linker = QuestionEntityLinker(_FtsStore(index, n), max_titles=0)  # type: ignore[arg-type]
+    res: dict[str, Any] = {"index_s": round(index_s, 1)}
+    res.update(_time_links(linker, [q["question"] for q in questions], passes=1))
+    return res
 
 
 # --------------------------------------------------------------------------- precision
@@ -443,10 +525,14 @@ def main(argv: list[str] | None = None) -> int:
         "--persist-sizes", default="100000,1000000,5000000", help="sizes to save and load"
     )
     parser.add_argument(
-        "--compare-sizes",
+        "--pickle-sizes",
         default="100000,1000000",
-        help="persist sizes where Automaton.save is also measured (needs more memory)",
+        help="persist sizes where the linker's own save runs next to the titles (memory)",
     )
+    parser.add_argument(
+        "--fts-sizes", default="100000,1000000,5000000", help="sizes to run the FTS fallback on"
+    )
+    parser.add_argument("--reuse", action="store_true", help="reuse title sets in --workdir")
     parser.add_argument("--precision-size", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int, default=None, help="questions per set (all)")
@@ -467,8 +553,12 @@ def main(argv: list[str] | None = None) -> int:
                 Path(w["questions"]),
                 Path(w["out_dir"]),
                 w["persist"],
-                w["compare"],
+                w["pickle_ok"],
             )
+        elif args.worker == "repickle":
+            res = worker_repickle(Path(w["out_dir"]))
+        elif args.worker == "fts":
+            res = worker_fts(Path(w["titles"]), Path(w["questions"]), Path(w["out_dir"]))
         else:
             res = worker_load(
                 w["kind"], Path(w["out_dir"]), Path(w["questions"]), Path(w["links"]), w["meta"]
@@ -476,9 +566,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(res))
         return 0
 
-    sizes = [int(s) for s in args.sizes.split(",") if s]
-    persist_sizes = {int(s) for s in args.persist_sizes.split(",") if s}
-    compare_sizes = {int(s) for s in args.compare_sizes.split(",") if s}
+    def sizes_of(text: str) -> list[int]:
+        return [int(s) for s in text.split(",") if s]
+
+    pickle_sizes = set(sizes_of(args.pickle_sizes))
+    fts_sizes = set(sizes_of(args.fts_sizes))
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     questions = load_questions(args.limit)
@@ -490,28 +582,34 @@ def main(argv: list[str] | None = None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     try:
-        for size in sizes:
+        for size in sizes_of(args.sizes):
             sdir = work / str(size)
             sdir.mkdir(exist_ok=True)
             tpath = sdir / "titles.pkl"
-            say(f"[{size}] generating titles")
-            gen = _run_worker(
-                "gen", size=size, seed=args.seed, out=str(tpath), questions=str(qpath)
-            )
+            if args.reuse and tpath.exists():
+                gen: dict[str, Any] = {"reused": True}
+            else:
+                say(f"[{size}] generating titles")
+                gen = _run_worker(
+                    "gen", size=size, seed=args.seed, out=str(tpath), questions=str(qpath)
+                )
             say(f"[{size}] building: {gen}")
-            persist = size in persist_sizes
+            persist = size in sizes_of(args.persist_sizes)
             built = _run_worker(
                 "build",
                 titles=str(tpath),
                 out_dir=str(sdir),
                 persist=persist,
-                compare=persist and size in compare_sizes,
+                pickle_ok=size in pickle_sizes,
                 questions=str(qpath),
             )
             links = built.pop("links")
             lpath = sdir / "links.json"
             lpath.write_text(json.dumps(links))
             row: dict[str, Any] = {"gen": gen, **built}
+            if persist and "linker" not in row["persist"]:
+                say(f"[{size}] pickling the trie alone")
+                row["persist"]["pickle"] = _run_worker("repickle", out_dir=str(sdir))
             for kind in row.get("persist", {}):
                 say(f"[{size}] loading {kind}")
                 row["persist"][kind].update(
@@ -524,15 +622,29 @@ def main(argv: list[str] | None = None) -> int:
                         meta={"titles": built["titles"], "aliases": built["aliases"]},
                     )
                 )
+            for name in ("linker.pkl", "trie.ac", "trie.pkl", "trie.state"):
+                (sdir / name).unlink(missing_ok=True)
             data = _load_titles(tpath)
+            common = set(data["common"])
+            fts: dict[str, Any] | None = None
+            if size in fts_sizes:
+                say(f"[{size}] full-text fallback")
+                fts = _run_worker("fts", titles=str(tpath), out_dir=str(sdir), questions=str(qpath))
+                shutil.rmtree(sdir / "fts", ignore_errors=True)
             aliases_of: dict[str, list[str]] = {}
             linked = {t for found in links for t in found}
             for alias, target in data["aliases"]:
                 if target in linked:
                     aliases_of.setdefault(target, []).append(alias)
-            row["precision"] = precision(questions, links, set(data["common"]), aliases_of)
             del data
+            row["precision"] = precision(questions, links, common, aliases_of)
+            if fts is not None:
+                fts_links = fts.pop("links")
+                row["fts"] = fts
+                row["fts"]["precision"] = precision(questions, fts_links, common, {})
             results["sizes"][str(size)] = row
+            if args.json:  # after every size, so a later failure keeps what was measured
+                Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
             say(f"[{size}] done: build {built['build_s']} s")
             if not args.keep:
                 shutil.rmtree(sdir, ignore_errors=True)
@@ -541,8 +653,6 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
     _print_tables(results, args.precision_size)
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0
 
 
@@ -572,20 +682,32 @@ def _print_tables(results: dict[str, Any], precision_size: int) -> None:
                 f"{p['identical']!s:>5}"
             )
     print()
+    print(f"{'titles':>9} {'FTS index s':>11} {'p50 ms':>7} {'p95 ms':>7}  (full-text fallback)")
+    for row in results["sizes"].values():
+        if "fts" in row:
+            f = row["fts"]
+            print(
+                f"{row['titles']:>9} {f['index_s']:>11} {f['link_ms_p50']:>7} {f['link_ms_p95']:>7}"
+            )
+    print()
     print(
-        f"{'titles':>9} {'set':>8} {'n':>4} {'recall':>6} {'links/q':>7} {'junk':>6} "
-        f"{'common':>6} {'alias':>6} {'named':>6} {'q names':>7} {'q links':>7}"
+        f"{'titles':>9} {'linker':>9} {'set':>8} {'n':>4} {'recall':>6} {'links/q':>7} "
+        f"{'junk':>6} {'common':>6} {'alias':>6} {'named':>6} {'q names':>7} {'q links':>7}"
     )
     for row in results["sizes"].values():
-        for name, s in row["precision"].items():
-            if name.endswith("_examples"):
-                continue
-            print(
-                f"{row['titles']:>9} {name:>8} {s['questions']:>4} {s['recall']:>6} "
-                f"{s['links_per_q']:>7} {s['junk_share']:>6} {s['common']:>6} "
-                f"{s['alias_only']:>6} {s['named']:>6} {s['questions_naming_common']:>7} "
-                f"{s['questions_with_common']:>7}"
-            )
+        kinds = [("automaton", row["precision"])]
+        if "fts" in row:
+            kinds.append(("fts", row["fts"]["precision"]))
+        for how, prec in kinds:
+            for name, s in prec.items():
+                if name.endswith("_examples"):
+                    continue
+                print(
+                    f"{row['titles']:>9} {how:>9} {name:>8} {s['questions']:>4} "
+                    f"{s['recall']:>6} {s['links_per_q']:>7} {s['junk_share']:>6} "
+                    f"{s['common']:>6} {s['alias_only']:>6} {s['named']:>6} "
+                    f"{s['questions_naming_common']:>7} {s['questions_with_common']:>7}"
+                )
     for size, row in results["sizes"].items():
         if int(size) == precision_size or len(results["sizes"]) == 1:
             print(f"\njunk links at {size} titles (question -> linked title [via alias]):")

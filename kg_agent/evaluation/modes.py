@@ -160,7 +160,7 @@ def _agent(multistep: bool) -> Callable[[EvalContext], ModeRunner]:
     return build
 
 
-register_mode(EvalMode("bm25", "BM25 only (Kùzu FTS over section text)", _bm25))
+register_mode(EvalMode("bm25", "BM25 only (tantivy text index over section text)", _bm25))
 register_mode(EvalMode("dense", "dense only (all-MiniLM-L6-v2 cosine, exact scan)", _dense))
 register_mode(EvalMode("hybrid", "dense + BM25, reciprocal rank fusion", _hybrid))
 register_mode(

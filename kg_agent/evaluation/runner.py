@@ -29,7 +29,12 @@ from kg_agent.evaluation.metrics import (
 )
 from kg_agent.evaluation.modes import MODES, EvalContext, ModeOutput
 from kg_agent.evaluation.results import DatasetRun, ModeSummary, QuestionResult, RankedItem
-from kg_agent.exceptions import InvalidArgumentError, KGAgentError, one_line
+from kg_agent.exceptions import (
+    InvalidArgumentError,
+    KGAgentError,
+    SchemaMismatchError,
+    one_line,
+)
 from kg_agent.ingest.pipeline import LoadOptions, load_fingerprint, load_source
 from kg_agent.progress import Progress
 from kg_agent.store import GraphStore
@@ -50,7 +55,14 @@ def ensure_graph(
     """Build the graph for ``corpus`` at ``db_path`` unless it is there; (seconds, built)."""
     options = LoadOptions(progress=progress)
     if Path(db_path).exists():
-        with GraphStore.open(db_path, read_only=True) as store:
+        try:
+            store = GraphStore.open(db_path, read_only=True)
+        except SchemaMismatchError:  # built by an earlier kg-agent: upgrade it in place
+            from kg_agent.ingest.pipeline import reindex
+
+            reindex(db_path, progress=progress)
+            store = GraphStore.open(db_path, read_only=True)
+        with store:
             loads = store.loads()
         sources = [str(r.get("source", "")) for r in loads]
         fp = load_fingerprint(corpus, embedder.name, options)

@@ -73,9 +73,13 @@ def embed_shards(
             hits += cached
             flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
             emb = pa.FixedSizeListArray.from_arrays(flat, embedder.dimension)
-            out = stage.embedded.path(unit, "sections")
+            out = stage.embedded.path(unit, "vectors")
             tmp = out.with_name(out.name + ".tmp")
-            pq.write_table(table.append_column("embedding", emb), tmp)
+            rows = pa.table(
+                [table.column("id"), table.column("text_hash"), emb],
+                names=["id", "text_hash", "embedding"],
+            )
+            pq.write_table(rows, tmp)
             tmp.replace(out)
             stage.embedded.mark(unit, {"unit": unit, "sections": table.num_rows, "cached": cached})
     finally:

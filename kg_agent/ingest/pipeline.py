@@ -59,6 +59,7 @@ from kg_agent.store.indexes import (
 )
 from kg_agent.store.integrity import write_checksums
 from kg_agent.store.layout import collect_garbage, install, new_database_path
+from kg_agent.store.upgrade import upgrade_graph
 
 __all__ = [
     "EMBEDDING_MODES",
@@ -264,8 +265,7 @@ class Loader:
         try:
             store = GraphStore.open(self.db_path, read_only=True)
         except SchemaMismatchError:  # an older graph: upgraded by the writer that uses it
-            with GraphStore.open(self.db_path, read_only=False) as rw:
-                rw.upgrade_schema()
+            upgrade_graph(self.db_path)
             store = GraphStore.open(self.db_path, read_only=True)
         except DatabaseError as exc:
             if "no Meta table" in str(exc):
@@ -518,8 +518,13 @@ def reindex(db_path: str, *, progress: bool = True) -> dict[str, Any]:
     Returns what was built; raises when an index could not be built, so that no
     command reports success over a graph that still lacks one.
     """
-    with LoadLock(db_path), GraphStore.open(db_path, read_only=False) as store:
-        upgraded = store.upgrade_schema()
+    with LoadLock(db_path):
+        upgraded = upgrade_graph(db_path)
+        return _reindex(db_path, upgraded, progress=progress)
+
+
+def _reindex(db_path: str, upgraded: bool, *, progress: bool) -> dict[str, Any]:
+    with GraphStore.open(db_path, read_only=False) as store:
         store.set_meta(text_stale="1", indexes_stale="1")
         steps = finalize_indexes(store, progress=progress)
         status = store.index_status()

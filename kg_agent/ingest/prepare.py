@@ -13,6 +13,7 @@ resumed load whose graph changed meanwhile.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kg_agent.ingest.chunking import embedding_input
 from kg_agent.ingest.parse import ParseResult
 from kg_agent.ingest.resolve import LinkResolver, Lookup, TitleTable, resolve_links
 from kg_agent.ingest.shards import SCHEMAS
@@ -40,8 +42,31 @@ ARTICLE_SCHEMA = pa.schema(
         ("load_id", pa.string()),
     ]
 )
-#: Section columns without the embedding (appended by the embed phase).
-SECTION_SCHEMA = SCHEMAS["sections"].remove(SCHEMAS["sections"].get_field_index("_ord"))
+#: Section columns as the graph has them: the parsed ones and ``text_hash``, the hash of
+#: the text a vector is computed from (what tells a stale vector).
+SECTION_SCHEMA = (
+    SCHEMAS["sections"]
+    .remove(SCHEMAS["sections"].get_field_index("_ord"))
+    .append(pa.field("text_hash", pa.string()))
+)
+
+
+def text_hashes(secs: pa.Table) -> pa.Array:
+    """Hash of each section's embedding input (title, heading path, text)."""
+    return pa.array(
+        [
+            hashlib.blake2b(embedding_input(a, h, t).encode("utf-8"), digest_size=12).hexdigest()
+            for a, h, t in zip(
+                secs.column("article").to_pylist(),
+                secs.column("heading_path").to_pylist(),
+                secs.column("text").to_pylist(),
+                strict=True,
+            )
+        ],
+        pa.string(),
+    )
+
+
 PAIR_SCHEMA = pa.schema([("from", pa.string()), ("to", pa.string())])
 
 
@@ -82,6 +107,7 @@ def prepare(
         counts["articles"] += arts.num_rows
         _write(out.path(unit, "articles"), _article_rows(arts, stage.load_id))
         secs = table.current(stage.units.read(unit, "sections"), "article")
+        secs = secs.append_column("text_hash", text_hashes(secs))
         counts["sections"] += secs.num_rows
         _write(out.path(unit, "sections"), secs)
         has = pa.table([secs.column("article"), secs.column("id")], schema=PAIR_SCHEMA)

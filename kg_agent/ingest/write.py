@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kg_agent.exceptions import DatabaseError, LoadAborted, one_line
-from kg_agent.ingest.prepare import SECTION_SCHEMA, count_rows
+from kg_agent.ingest.prepare import count_rows
 from kg_agent.ingest.stage import Stage
 from kg_agent.progress import Progress
 from kg_agent.store import GraphStore
@@ -171,10 +171,9 @@ class _Copier:
                 self._merge_articles(path)
         self.copy("Article", [p for p in [st.file("stubs.parquet")] if p.exists()])
         self.copy("Category", [p for p in [st.file("categories.parquet")] if p.exists()])
+        self.copy("Section", _files(st, units, "resolved", "sections"))
         if self.job.embeddings == "now":
-            self.copy("Section", _files(st, units, "embedded", "sections"))
-        else:
-            self.copy("Section", _files(st, units, "resolved", "sections"), SECTION_SCHEMA.names)
+            self.copy("SectionVector", _files(st, units, "embedded", "vectors"))
         self.copy("HAS_SECTION", _files(st, units, "resolved", "has_section"))
         self.copy("IN_CATEGORY", _files(st, units, "resolved", "in_category"))
         self.copy("MENTIONS", _files(st, units, "resolved", "mentions"))

@@ -26,7 +26,7 @@ def _evidence(hit: SectionHit, score: float) -> Evidence:
 
 
 class KeywordRetriever(Retriever):
-    """Kùzu FTS (BM25) over section headings and text.
+    """BM25 over section headings and text, through the graph's text index (tantivy).
 
     ``similarity`` is the BM25 score divided by the best score of the query, so
     it lies in (0, 1] and can be mixed with cosine scores; the raw score stays

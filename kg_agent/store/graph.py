@@ -38,7 +38,8 @@ from kg_agent.store.reads import (
 )
 from kg_agent.store.text_index import TextIndex
 
-#: 2: full-text search moved to a tantivy index beside the database; Load.status.
+#: 2: full-text search moved to a tantivy index beside the database; vectors moved to
+#: SectionVector; Section.text_hash; Load.status.
 SCHEMA_VERSION = "2"
 
 # Index names (constants: safe to format into CALL statements).
@@ -47,7 +48,7 @@ _PROJECTED_GRAPH = "kg_link_graph"
 _OLD_FTS_INDEXES = (("Section", "section_text_fts"), ("Article", "article_title_fts"))
 
 # Tables a bulk load copies into, in dependency order (nodes before rels).
-NODE_TABLES = ("Article", "Section", "Category", "Redirect")
+NODE_TABLES = ("Article", "Section", "SectionVector", "Category", "Redirect")
 REL_TABLES = ("HAS_SECTION", "LINKS_TO", "MENTIONS", "IN_CATEGORY", "REDIRECTS_TO")
 
 
@@ -62,7 +63,11 @@ def _schema_ddl(dimension: int) -> list[str]:
         "word_count INT64, load_id STRING)",
         "CREATE NODE TABLE IF NOT EXISTS Section(id STRING PRIMARY KEY, article STRING, "
         "heading STRING, heading_path STRING, level INT64, ordinal INT64, part INT64, "
-        f"text STRING, word_count INT64, embedding FLOAT[{int(dimension)}])",
+        "text STRING, word_count INT64, text_hash STRING)",
+        # Vectors apart from sections: Kùzu cannot SET a column an index uses (and a SET of
+        # a FLOAT[384] costs ~4 ms), so vectors are added and replaced by COPY and DELETE.
+        "CREATE NODE TABLE IF NOT EXISTS SectionVector(id STRING PRIMARY KEY, "
+        f"text_hash STRING, embedding FLOAT[{int(dimension)}])",
         "CREATE NODE TABLE IF NOT EXISTS Category(name STRING PRIMARY KEY)",
         "CREATE NODE TABLE IF NOT EXISTS Redirect(title STRING PRIMARY KEY, load_id STRING)",
         "CREATE REL TABLE IF NOT EXISTS HAS_SECTION(FROM Article TO Section)",
@@ -259,7 +264,12 @@ class GraphStore(GraphReads):
         """
         existing = self.meta() if self._has_table("Meta") else {}
         if existing:
-            self.upgrade_schema()
+            version = existing.get("schema_version")
+            if version != SCHEMA_VERSION:
+                raise SchemaMismatchError(
+                    f"database {self.path} has schema version {version}, this kg-agent "
+                    f"writes {SCHEMA_VERSION}: upgrade it with 'kg-agent reindex --db {self.path}'"
+                )
             self.check_model(dimension=dimension, model=model)
             return
         for stmt in _schema_ddl(dimension):
@@ -276,31 +286,6 @@ class GraphStore(GraphReads):
                 f"this load uses {model} (dimension {dimension}): use the same model "
                 "or a new database"
             )
-
-    def upgrade_schema(self) -> bool:
-        """Bring an older graph to :data:`SCHEMA_VERSION` (read-write); True if it changed.
-
-        1 → 2: ``Load.status`` (earlier loads were complete by construction) and
-        Kùzu's full-text indexes dropped (search moved to the text index, which
-        ``reindex`` builds).
-        """
-        version = self.meta().get("schema_version")
-        if version == SCHEMA_VERSION:
-            return False
-        if version != "1":
-            raise SchemaMismatchError(
-                f"database {self.path} has schema version {version}, "
-                f"this kg-agent writes {SCHEMA_VERSION}"
-            )
-        cols = {str(r[0]) for r in self._run("CALL TABLE_INFO('Load') RETURN name")}
-        if "status" not in cols:
-            self._run("ALTER TABLE Load ADD status STRING DEFAULT 'complete'")
-        names = self.index_names()
-        for table, name in _OLD_FTS_INDEXES:
-            if name in names:
-                self._run(f"CALL DROP_FTS_INDEX('{table}', '{name}')")
-        self.set_meta(schema_version=SCHEMA_VERSION, indexes_stale="1")
-        return True
 
     def meta(self) -> dict[str, str]:
         if not self._has_table("Meta"):
@@ -424,6 +409,16 @@ class GraphStore(GraphReads):
         if not titles:
             return
         t = {"t": list(dict.fromkeys(titles))}
+        ids = [
+            str(r[0])
+            for r in self._run(
+                "UNWIND $t AS t MATCH (a:Article {title: t})-[:HAS_SECTION]->(s:Section) "
+                "RETURN s.id",
+                t,
+            )
+        ]
+        if ids:
+            self._run("UNWIND $i AS i MATCH (v:SectionVector {id: i}) DELETE v", {"i": ids})
         self._run(
             "UNWIND $t AS t MATCH (a:Article {title: t})-[:HAS_SECTION]->(s:Section) "
             "DETACH DELETE s",
@@ -548,10 +543,10 @@ class GraphStore(GraphReads):
             return True
         if self.meta().get("embeddings", "complete") != "complete":
             return False
-        if not self._scalar("MATCH (s:Section) RETURN count(s)"):
+        if not self._scalar("MATCH (v:SectionVector) RETURN count(v)"):
             return False
         self._run(
-            f"CALL CREATE_VECTOR_INDEX('Section', '{VECTOR_INDEX}', 'embedding', "
+            f"CALL CREATE_VECTOR_INDEX('SectionVector', '{VECTOR_INDEX}', 'embedding', "
             "metric := 'cosine')"
         )
         return True

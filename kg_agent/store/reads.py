@@ -177,7 +177,7 @@ class GraphReads:
     def vector_search(self, embedding: Sequence[float], k: int) -> list[SectionHit]:
         """Nearest sections by cosine similarity through the HNSW index."""
         found = self._run(
-            f"CALL QUERY_VECTOR_INDEX('Section', '{VECTOR_INDEX}', $q, $k) "
+            f"CALL QUERY_VECTOR_INDEX('SectionVector', '{VECTOR_INDEX}', $q, $k) "
             "RETURN node.id, 1.0 - distance ORDER BY 1.0 - distance DESC",
             {"q": [float(x) for x in embedding], "k": int(k)},
         )
@@ -398,7 +398,7 @@ class GraphReads:
         page, offset = 20000, 0
         while True:
             rows = self._run(
-                "MATCH (s:Section) RETURN s.id, s.embedding ORDER BY s.id SKIP $o LIMIT $n",
+                "MATCH (v:SectionVector) RETURN v.id, v.embedding ORDER BY v.id SKIP $o LIMIT $n",
                 {"o": offset, "n": page},
             )
             if not rows:
@@ -432,27 +432,22 @@ class GraphReads:
     def sections_of_articles(self, titles: Sequence[str]) -> list[tuple[SectionHit, list[float]]]:
         """Every section of the given articles with its embedding (for scoring them).
 
-        Section ids are ``TITLE::0000`` to ``TITLE::{n_sections - 1}``, so each is a
-        primary-key lookup.
+        Section ids are ``TITLE::0000`` to ``TITLE::{n_sections - 1}``, so each section
+        and its vector is a primary-key lookup.
         """
         out: list[tuple[SectionHit, list[float]]] = []
         for title, (pr, n) in self._article_rows(titles).items():
             for i in range(n):
-                for row in self._pk(
-                    "MATCH (s:Section {id: $i}) RETURN s.id, s.heading, s.heading_path, "
-                    "s.text, s.embedding",
-                    {"i": f"{title}::{i:04d}"},
-                ):
-                    hit = SectionHit(
-                        str(row[0]),
-                        title,
-                        str(row[1] or ""),
-                        str(row[2] or ""),
-                        str(row[3] or ""),
-                        0.0,
-                        pr,
-                    )
-                    out.append((hit, list(row[4]) if row[4] is not None else []))
+                sid = f"{title}::{i:04d}"
+                rows = self._pk(_SECTION_BY_ID, {"i": sid})
+                if not rows:
+                    continue
+                _, _, heading, path, text = rows[0]
+                vec = self._pk("MATCH (v:SectionVector {id: $i}) RETURN v.embedding", {"i": sid})
+                hit = SectionHit(
+                    sid, title, str(heading or ""), str(path or ""), str(text or ""), 0.0, pr
+                )
+                out.append((hit, list(vec[0][0]) if vec and vec[0][0] is not None else []))
         return out
 
     def sections_by_ids(self, ids: Sequence[str]) -> dict[str, SectionHit]:
