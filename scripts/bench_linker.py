@@ -28,8 +28,9 @@ build).
 Persistence, each written after the build and loaded in a fresh process that
 then checks its links are identical to the built one's:
 
-* ``linker``: what ``QuestionEntityLinker.save`` writes (a pickle of the matcher),
-  loaded through ``QuestionEntityLinker(store, saved=...)``;
+* ``linker``: what ``QuestionEntityLinker.save`` writes (pickles of a key, the
+  trie, then the rest of the matcher), loaded through
+  ``QuestionEntityLinker(store, saved=...)``;
 * ``acsave``: pyahocorasick's own ``Automaton.save`` / ``ahocorasick.load`` for the
   trie, plus a pickle of the rest of the matcher;
 * ``pickle``: at sizes where the linker's save does not fit next to the titles in
@@ -38,9 +39,9 @@ then checks its links are identical to the built one's:
   load cost as ``linker``.
 
 The full-text fallback (what the linker does above ``max_titles``) is measured
-on the same titles: a tantivy title index as the graph has, the linker's own
-filter (titles whose every word is in the question), time per question and the
-same precision numbers.
+on the same titles: a tantivy title index like the graph's, the top 10 hits
+through the linker's own filter, time per question and the same precision
+numbers.
 
 Precision rule (deliberately simple), for each linked title L of a question with
 gold titles G:
