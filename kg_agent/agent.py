@@ -140,7 +140,7 @@ class KnowledgeGraphAgent:
         self.retrieval = retrieval
         self.keyword = KeywordRetriever(self.store)
         self.hybrid = HybridRetriever(self.retriever, self.keyword, depth=candidates)
-        self.linker = QuestionEntityLinker(self.store)
+        self.linker = QuestionEntityLinker(self.store, saved=self.store.linker_path())
         self.entity_graph = EntityGraphRetriever(
             self.store, self.retriever, self.hybrid, linker=self.linker, depth=candidates
         )

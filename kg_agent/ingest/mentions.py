@@ -56,7 +56,7 @@ from typing import Literal
 
 import ahocorasick
 
-__all__ = ["COMMON_WORDS", "MentionMatcher", "base_name"]
+__all__ = ["COMMON_WORDS", "MentionMatcher", "base_name", "eligible_form"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -217,7 +217,7 @@ def _joined_right(text: str, j: int) -> bool:
     return False
 
 
-def _eligible(form: str, min_length: int, common: Collection[str]) -> bool:
+def eligible_form(form: str, min_length: int, common: Collection[str]) -> bool:
     """Whether a surface form is specific enough to be matched at all (see module doc)."""
     if not form or len(form) > 512 or not any(c.isalpha() for c in form):
         return False
@@ -317,7 +317,7 @@ class MentionMatcher:
     # ------------------------------------------------------------------ build
 
     def _add_alias(self, alias: str, tid: int) -> None:
-        if alias == self._titles[tid] or not _eligible(alias, self._min_length, self._common):
+        if alias == self._titles[tid] or not eligible_form(alias, self._min_length, self._common):
             return
         j = len(self._titles) + len(self._alias_forms)
         self._alias_forms.append(alias)
@@ -325,7 +325,7 @@ class MentionMatcher:
         self._add(alias, _ALIAS, tid, j << 2)
 
     def _add(self, form: str, prio: int, target: int, simple: int) -> None:
-        if not _eligible(form, self._min_length, self._common):
+        if not eligible_form(form, self._min_length, self._common):
             return
         key = _lower(form)
         old = self._automaton.get(key, None)

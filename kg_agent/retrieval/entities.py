@@ -21,7 +21,7 @@ A built linker can be saved (:meth:`QuestionEntityLinker.save`) and given to
 a later process as ``saved=``: loading it skips both reading every title from
 the graph and building the trie (1M: ~2.6 s instead of ~25 s; 5M: ~20 s
 instead of ~170 s). The file records what it was built from (title and
-redirect counts and the graph's loads, the source of the matching rules, the
+redirect counts and the graph's load ids, the source of the matching rules, the
 pyahocorasick version); a file that does not match the open graph is ignored
 and the linker builds as without one.
 """
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from kg_agent.ingest import mentions
-from kg_agent.ingest.mentions import COMMON_WORDS, MentionMatcher, _eligible
+from kg_agent.ingest.mentions import COMMON_WORDS, MentionMatcher, eligible_form
 from kg_agent.store import GraphStore
 
 __all__ = ["QuestionEntityLinker"]
@@ -96,10 +96,8 @@ class QuestionEntityLinker:
         """What a saved matcher must have been built from to serve this graph."""
         if n_titles is None:
             n_titles = self.store.count(_N_TITLES)
-        loads = [
-            [str(r.get("id")), str(r.get("status")), str(r.get("finished_at"))]
-            for r in self.store.loads()
-        ]
+        # load ids, not their status: a load saves its linker while it finishes
+        loads = sorted(str(r.get("id")) for r in self.store.loads())
         parts = {
             "format": _FORMAT,
             "rules": _rules_digest(),
@@ -109,6 +107,10 @@ class QuestionEntityLinker:
             "loads": loads,
         }
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+    def uses_automaton(self) -> bool:
+        """Whether the graph is small enough for the automaton (else full-text fallback)."""
+        return self.store.count(_N_TITLES) <= self.max_titles
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the built matcher to the file ``path`` (replaced atomically).
@@ -134,7 +136,7 @@ class QuestionEntityLinker:
             base = title.split(" (")[0]
             # the automaton's guards, and the name's words in its order, not a bag
             # of question words ("Anne Law" is not in "Anne Woodville's father-in-law")
-            if not _eligible(base, _MIN_LENGTH, COMMON_WORDS):
+            if not eligible_form(base, _MIN_LENGTH, COMMON_WORDS):
                 continue
             phrase = " ".join(_WORD.findall(base.lower()))
             if phrase and f" {phrase} " in words:

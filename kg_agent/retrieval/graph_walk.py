@@ -131,7 +131,7 @@ class EntityGraphRetriever(Retriever):
         self.store = store
         self.dense = dense
         self.base = base
-        self.linker = linker or QuestionEntityLinker(store)
+        self.linker = linker or QuestionEntityLinker(store, saved=store.linker_path())
         self.expand_from_top = expand_from_top
         self.depth = depth
         self.max_edges = max_edges

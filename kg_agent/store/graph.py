@@ -44,6 +44,7 @@ SCHEMA_VERSION = "2"
 
 # Index names (constants: safe to format into CALL statements).
 _PROJECTED_GRAPH = "kg_link_graph"
+LINKER_FILE = "linker.pkl"  # the saved entity linker, in the index generation
 # Kùzu full-text indexes of schema 1 graphs, dropped when they are upgraded.
 _OLD_FTS_INDEXES = (("Section", "section_text_fts"), ("Article", "article_title_fts"))
 
@@ -581,6 +582,11 @@ class GraphStore(GraphReads):
         """Folder of the graph's derived indexes (named in ``Meta``), or None."""
         gen = self.meta().get("indexes")
         return self.index_root / gen if gen else None
+
+    def linker_path(self) -> Path | None:
+        """Where the generation keeps the saved question entity linker (may not exist)."""
+        gen = self.generation_path()
+        return gen / LINKER_FILE if gen is not None else None
 
     def forget_derived(self) -> None:
         """Drop the open derived indexes (after ``Meta`` named another generation, or

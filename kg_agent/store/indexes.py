@@ -143,13 +143,28 @@ def sync_text_index(store: GraphStore, source: TextSource, *, progress: bool = T
     index.reload()
 
 
+def save_linker(store: GraphStore) -> bool:
+    """Build the question entity linker and save it with the generation, so a query
+    process loads it (1M titles: ~3 s) rather than building it (~25 s). Skipped above
+    the size where the linker uses the full-text fallback; returns whether it saved."""
+    from kg_agent.retrieval.entities import QuestionEntityLinker
+
+    path = store.linker_path()
+    linker = QuestionEntityLinker(store)
+    if path is None or not linker.uses_automaton():
+        return False
+    linker.save(path)
+    return True
+
+
 def finalize_indexes(
     store: GraphStore,
     *,
     text: Callable[[], object] | None = None,
     progress: bool = True,
 ) -> dict[str, float]:
-    """Build what the graph still owes: vector index, text index, PageRank, article table.
+    """Build what the graph still owes: vector index, text index, PageRank, article table
+    and the saved entity linker.
 
     ``text`` updates the text index for this load (else it is rebuilt from the
     graph when missing). Returns seconds per step.
@@ -169,5 +184,6 @@ def finalize_indexes(
         store.set_meta(text_stale="0")
     step("pagerank", store.compute_pagerank)
     step("article_table", store.write_article_table)
+    step("entity_linker", lambda: save_linker(store))
     store.set_meta(indexes_stale="0", pagerank_done="1")
     return timings

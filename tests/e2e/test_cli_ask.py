@@ -216,9 +216,7 @@ def test_ask_multistep_trace_shows_each_step(db: str, shared_model: None) -> Non
     assert ms["route"] == "complex" and ms["plan"]["query_type"] == "compare"
     assert ms["steps"][0]["kind"] == "plan" and "stop_reason" in ms["steps"][0]
     assert set(ms["bridge_round_stats"]) >= {"triggered", "queries_generated", "docs_added"}
-    assert {"rewritten_queries", "relevance_scores", "reranked_results", "quality_notes"} <= set(
-        ms
-    )
+    assert {"rewritten_queries", "relevance_scores", "reranked_results", "quality_notes"} <= set(ms)
 
 
 def test_ask_bad_multistep_setting_is_one_line_error(db: str, shared_model: None) -> None:

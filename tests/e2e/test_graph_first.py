@@ -30,8 +30,10 @@ def test_stats_says_semantic_search_is_off(graph: Path) -> None:
         st = store.stats()
         assert st.indexes.embeddings == "none" and not st.indexes.vector
         assert st.indexes.text and st.indexes.pagerank and st.sections == 145
-        (n,) = store.query("MATCH (s:Section) WHERE s.embedding IS NULL RETURN count(s) AS n")
-        assert n["n"] == 145
+        (n,) = store.query("MATCH (v:SectionVector) RETURN count(v) AS n")
+        assert n["n"] == 0
+        (h,) = store.query("MATCH (s:Section) WHERE s.text_hash IS NULL RETURN count(s) AS n")
+        assert h["n"] == 0  # what `kg-agent embed` will compare vectors against
     out = CliRunner().invoke(main, ["stats", "--db", str(graph)]).output
     assert "semantic search off until 'kg-agent embed'" in out
 

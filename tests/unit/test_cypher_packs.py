@@ -100,8 +100,9 @@ def test_bad_yaml_reports_its_line() -> None:
 
 def test_duplicate_yaml_keys_are_refused_with_their_line() -> None:
     text = pack_text("MATCH (a:Article {title: $title}) RETURN a.title AS title")
-    text = text.replace("    description: A query.\n",
-                        "    description: A query.\n    description: Again.\n")
+    text = text.replace(
+        "    description: A query.\n", "    description: A query.\n    description: Again.\n"
+    )
     msg = error(text)
     assert "duplicate key 'description'" in msg and "line 7" in msg
 
@@ -118,8 +119,11 @@ def test_unknown_query_key_is_a_typo_not_ignored() -> None:
 
 
 def test_unknown_param_type() -> None:
-    msg = error(pack_text("MATCH (a:Article {title: $title}) RETURN a.title AS title",
-                          params="title: {type: str}"))
+    msg = error(
+        pack_text(
+            "MATCH (a:Article {title: $title}) RETURN a.title AS title", params="title: {type: str}"
+        )
+    )
     assert "unknown type 'str'" in msg and "list[string]" in msg
     assert msg.startswith("p.yaml: line 8: query q: parameter title:")
 
@@ -137,15 +141,21 @@ def test_undeclared_param_in_cypher() -> None:
 
 
 def test_declared_param_never_used() -> None:
-    msg = error(pack_text("MATCH (a:Article {title: $title}) RETURN a.title AS title",
-                          params="title: {type: string}\nlimit: {type: int, default: 5}"))
+    msg = error(
+        pack_text(
+            "MATCH (a:Article {title: $title}) RETURN a.title AS title",
+            params="title: {type: string}\nlimit: {type: int, default: 5}",
+        )
+    )
     assert "declares limit but the cypher never uses it" in msg
 
 
 def test_a_dollar_inside_a_string_literal_is_not_a_param() -> None:
-    pack = parse_pack(pack_text(
-        "MATCH (a:Article {title: $title}) WHERE a.title <> 'costs $5' RETURN a.title AS title"
-    ))
+    pack = parse_pack(
+        pack_text(
+            "MATCH (a:Article {title: $title}) WHERE a.title <> 'costs $5' RETURN a.title AS title"
+        )
+    )
     assert pack.get("q").param_names == ("title",)
 
 
@@ -171,22 +181,26 @@ def test_write_clauses_are_refused(cypher: str, keyword: str) -> None:
 
 
 def test_write_words_in_strings_comments_and_properties_are_fine() -> None:
-    pack = parse_pack(pack_text(
-        """
+    pack = parse_pack(
+        pack_text(
+            """
         // CREATE nothing: this comment mentions DELETE and SET
         MATCH (a:Article {title: $title})
         WHERE a.title <> 'SET' AND a.title <> "DROP TABLE x"
         RETURN a.title AS title, a.`create` AS created
         """
-    ))
+        )
+    )
     assert pack.get("q").param_names == ("title",)
 
 
 def test_call_of_a_read_only_procedure_is_allowed() -> None:
-    pack = parse_pack(pack_text(
-        "CALL QUERY_FTS_INDEX('Article', 'article_title_fts', $title, top := 5) "
-        "RETURN node.title AS title"
-    ))
+    pack = parse_pack(
+        pack_text(
+            "CALL QUERY_FTS_INDEX('Article', 'article_title_fts', $title, top := 5) "
+            "RETURN node.title AS title"
+        )
+    )
     assert pack.get("q").cypher.startswith("CALL QUERY_FTS_INDEX")
 
 
@@ -199,30 +213,41 @@ def test_call_of_other_procedures_is_refused(proc: str) -> None:
 
 
 def test_two_statements_are_refused_but_a_trailing_semicolon_is_dropped() -> None:
-    msg = error(pack_text("MATCH (a:Article {title: $title}) RETURN a.title AS title; "
-                          "MATCH (b) RETURN b"))
+    msg = error(
+        pack_text("MATCH (a:Article {title: $title}) RETURN a.title AS title; MATCH (b) RETURN b")
+    )
     assert "one statement" in msg
     pack = parse_pack(pack_text("MATCH (a:Article {title: $title}) RETURN a.title AS title;"))
     assert not pack.get("q").cypher.endswith(";")
 
 
 def test_a_default_must_fit_its_bounds() -> None:
-    msg = error(pack_text(
-        "MATCH (a:Article {title: $title}) RETURN a.title AS title LIMIT $limit",
-        params="title: {type: string}\nlimit: {type: int, default: 0, min: 1, max: 10}",
-    ))
+    msg = error(
+        pack_text(
+            "MATCH (a:Article {title: $title}) RETURN a.title AS title LIMIT $limit",
+            params="title: {type: string}\nlimit: {type: int, default: 0, min: 1, max: 10}",
+        )
+    )
     assert "parameter limit: default must be >= 1, got 0" in msg
 
 
 def test_required_with_a_default_is_contradictory() -> None:
-    msg = error(pack_text("MATCH (a:Article {title: $title}) RETURN a.title AS title",
-                          params="title: {type: string, required: true, default: x}"))
+    msg = error(
+        pack_text(
+            "MATCH (a:Article {title: $title}) RETURN a.title AS title",
+            params="title: {type: string, required: true, default: x}",
+        )
+    )
     assert "a required parameter cannot have a default" in msg
 
 
 def test_min_on_a_string_is_refused() -> None:
-    msg = error(pack_text("MATCH (a:Article {title: $title}) RETURN a.title AS title",
-                          params="title: {type: string, min: 1}"))
+    msg = error(
+        pack_text(
+            "MATCH (a:Article {title: $title}) RETURN a.title AS title",
+            params="title: {type: string, min: 1}",
+        )
+    )
     assert "min applies to int and float only" in msg
 
 
@@ -302,11 +327,13 @@ def test_an_unknown_query_name_lists_the_known_ones() -> None:
 
 
 def test_list_params_and_choices() -> None:
-    pack = parse_pack(pack_text(
-        "MATCH (a:Article) WHERE a.title IN $titles RETURN a.title AS title ORDER BY $order",
-        params="titles: {type: 'list[string]'}\n"
-               "order: {type: string, default: asc, choices: [asc, desc]}",
-    ))
+    pack = parse_pack(
+        pack_text(
+            "MATCH (a:Article) WHERE a.title IN $titles RETURN a.title AS title ORDER BY $order",
+            params="titles: {type: 'list[string]'}\n"
+            "order: {type: string, default: asc, choices: [asc, desc]}",
+        )
+    )
     q = pack.get("q")
     assert q.bind({"titles": ("A", "B")}) == {"titles": ["A", "B"], "order": "asc"}
     with pytest.raises(CypherPackError, match="parameter titles must be a list, got str"):
@@ -316,8 +343,12 @@ def test_list_params_and_choices() -> None:
 
 
 def test_params_named_like_run_query_arguments_still_work() -> None:
-    pack = parse_pack(pack_text("MATCH (a:Article {title: $name}) RETURN a.title AS title",
-                                params="name: {type: string}"))
+    pack = parse_pack(
+        pack_text(
+            "MATCH (a:Article {title: $name}) RETURN a.title AS title",
+            params="name: {type: string}",
+        )
+    )
     store = FakeStore()
     run_query(store, pack, "q", name="Ada Lovelace")
     assert store.calls[0][1] == {"name": "Ada Lovelace"}
@@ -330,13 +361,21 @@ def test_the_shipped_pack_loads_and_has_the_expected_queries() -> None:
     pack = default_pack()
     assert pack.name == "graph_structure"
     for name in (
-        "article_neighbours", "articles_linking_to", "shortest_link_path", "category_members",
-        "categories_of", "sections_mentioning", "bridge_articles", "common_neighbours",
-        "resolve_alias", "top_pagerank",
+        "article_neighbours",
+        "articles_linking_to",
+        "shortest_link_path",
+        "category_members",
+        "categories_of",
+        "sections_mentioning",
+        "bridge_articles",
+        "common_neighbours",
+        "resolve_alias",
+        "top_pagerank",
     ):
         assert name in pack, name
-    assert load_packs(ROOT / "cypher_packs") == {"graph_structure": load_pack(
-        ROOT / "cypher_packs" / "graph_structure.yaml")}
+    assert load_packs(ROOT / "cypher_packs") == {
+        "graph_structure": load_pack(ROOT / "cypher_packs" / "graph_structure.yaml")
+    }
 
 
 def test_packaged_copies_match_the_project_folders() -> None:
@@ -354,29 +393,41 @@ def test_packaged_copies_match_the_project_folders() -> None:
     ("question", "query", "entities"),
     [
         ("How is Ada Lovelace connected to IBM?", "connection_path", ("Ada Lovelace", "IBM")),
-        ("How are Alan Turing and Konrad Zuse related?", "connection_path",
-         ("Alan Turing", "Konrad Zuse")),
-        ("What connects Alan Turing and John von Neumann?", "connection_path",
-         ("Alan Turing", "John von Neumann")),
-        ("What is the connection between ENIAC and EDVAC?", "connection_path",
-         ("ENIAC", "EDVAC")),
+        (
+            "How are Alan Turing and Konrad Zuse related?",
+            "connection_path",
+            ("Alan Turing", "Konrad Zuse"),
+        ),
+        (
+            "What connects Alan Turing and John von Neumann?",
+            "connection_path",
+            ("Alan Turing", "John von Neumann"),
+        ),
+        ("What is the connection between ENIAC and EDVAC?", "connection_path", ("ENIAC", "EDVAC")),
         ("What links to Charles Babbage?", "articles_linking_to", ("Charles Babbage",)),
-        ("Which articles link to 'Analytical Engine'?", "articles_linking_to",
-         ("Analytical Engine",)),
+        (
+            "Which articles link to 'Analytical Engine'?",
+            "articles_linking_to",
+            ("Analytical Engine",),
+        ),
         ("What is in category Computer pioneers?", "category_members", ("Computer pioneers",)),
-        ("What articles are in Category:Early computers", "category_members",
-         ("Early computers",)),
-        ("what is in the computer pioneers category", "category_members",
-         ("computer pioneers",)),
+        ("What articles are in Category:Early computers", "category_members", ("Early computers",)),
+        ("what is in the computer pioneers category", "category_members", ("computer pioneers",)),
         ("What are Charles Babbage's neighbours?", "article_neighbours", ("Charles Babbage",)),
         ("What are the neighbors of ENIAC?", "article_neighbours", ("ENIAC",)),
         ("What is Grace Hopper connected to?", "article_neighbours", ("Grace Hopper",)),
         ("Which categories is Alan Turing in?", "categories_of", ("Alan Turing",)),
         ("Where is Bletchley Park mentioned?", "sections_mentioning", ("Bletchley Park",)),
-        ("What do Charles Babbage and Ada Lovelace both link to?", "common_neighbours",
-         ("Charles Babbage", "Ada Lovelace")),
-        ("What is mentioned alongside the Jacquard machine?", "bridge_articles",
-         ("the Jacquard machine",)),
+        (
+            "What do Charles Babbage and Ada Lovelace both link to?",
+            "common_neighbours",
+            ("Charles Babbage", "Ada Lovelace"),
+        ),
+        (
+            "What is mentioned alongside the Jacquard machine?",
+            "bridge_articles",
+            ("the Jacquard machine",),
+        ),
         ("What are the most central articles in the graph?", "top_pagerank", ()),
     ],
 )

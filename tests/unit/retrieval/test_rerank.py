@@ -149,17 +149,20 @@ class FakeStore:
         self.calls = 0
 
     def link_neighbourhood(
-        self, titles: Sequence[str], *, limit: int
+        self, titles: Sequence[str], *, limit: int, per_title: int | None = None
     ) -> list[tuple[str, str, int]]:
         self.calls += 1
+        self.per_title = per_title
         inside = set(titles)
         rows = []
         for t in dict.fromkeys(titles):
+            mine = []
             for a, b, n in self.edges:
                 if t in (a, b):
                     other = b if a == t else a
                     if not (other in inside and other < t):
-                        rows.append((t, other, n))
+                        mine.append((t, other, n))
+            rows.extend(mine if per_title is None else mine[: 2 * per_title])
         return sorted(rows[:limit], key=lambda e: (-e[2], e[0], e[1]))
 
     def article_pageranks(self, titles: Sequence[str]) -> dict[str, float]:

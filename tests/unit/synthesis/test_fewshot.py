@@ -67,8 +67,9 @@ def test_error_type() -> None:
 
 
 def test_invalid_json_is_reported_with_its_line(tmp_path: Path) -> None:
-    msg = load_error(tmp_path, json.dumps(good("Q1?")), "", json.dumps(good("Q2?")),
-                     '{"question": "broken",')
+    msg = load_error(
+        tmp_path, json.dumps(good("Q1?")), "", json.dumps(good("Q2?")), '{"question": "broken",'
+    )
     assert msg.startswith(f"{tmp_path / 'examples.jsonl'}:4: invalid JSON")
 
 
@@ -80,10 +81,14 @@ def test_invalid_json_is_reported_with_its_line(tmp_path: Path) -> None:
         (good(extra=1), "example has unknown key(s) extra"),
         (good(answer="  "), "answer must be a non-empty string"),
         (good(evidence=[]), "evidence must be a non-empty list"),
-        (good(evidence=[{"n": 2, "title": "T", "heading": "", "text": "x"}]),
-         "evidence item 1 must have n = 1, got 2"),
-        (good(evidence=[{"n": 1, "title": "T", "text": "x"}]),
-         "evidence item 1 is missing heading"),
+        (
+            good(evidence=[{"n": 2, "title": "T", "heading": "", "text": "x"}]),
+            "evidence item 1 must have n = 1, got 2",
+        ),
+        (
+            good(evidence=[{"n": 1, "title": "T", "text": "x"}]),
+            "evidence item 1 is missing heading",
+        ),
         (good(answer="A wrote it."), "answer cites no evidence"),
         (good(answer="A wrote it [2]."), "answer cites [2] but the evidence has 1 item(s)"),
     ],
@@ -110,8 +115,8 @@ def test_keyword_fallback_picks_the_closest_examples() -> None:
     assert picked[0].question.startswith("Who was born first")
     taller = manager.select("Which is taller, the Eiffel Tower or Big Ben?", k=2)
     assert {e.question.split(",")[0] for e in taller} == {
-        "Which mountain is taller", "Were the Eiffel Tower and the Statue of Liberty completed "
-        "in the same decade?"
+        "Which mountain is taller",
+        "Were the Eiffel Tower and the Statue of Liberty completed in the same decade?",
     }
 
 
