@@ -316,6 +316,81 @@ def reindex(db_path: str, quiet: bool) -> None:
 
 @main.command()
 @_db_option
+@click.option(
+    "--model",
+    help="sentence-transformers model name or path (default: the one the graph records). "
+    "A graph without vectors may take another model; one with vectors refuses it.",
+)
+@click.option(
+    "--device",
+    type=click.Choice(["auto", "cpu", "cuda", "mps"]),
+    default="auto",
+    show_default=True,
+    help="Where the model runs; auto takes a GPU when torch sees one.",
+)
+@click.option("--batch-size", type=click.IntRange(min=1), help="Texts per model batch.")
+@click.option(
+    "--chunk",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="Sections per resumable batch written to disk (an interruption loses at most one).",
+)
+@click.option("--no-cache", is_flag=True, help="Do not reuse or store cached embeddings.")
+@click.option("--restart", is_flag=True, help="Discard an interrupted run's batches.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@_library_errors
+def embed(
+    db_path: str,
+    model: str | None,
+    device: str,
+    batch_size: int | None,
+    chunk: int,
+    no_cache: bool,
+    restart: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Embed the sections that have no vector (or one of older text), then index them.
+
+    For a graph loaded with --embeddings later/none, or one that an incremental load
+    left partly embedded. Resumable: run it again after Ctrl-C or a crash.
+    """
+    from kg_agent.embedding import Embedder, pick_device
+    from kg_agent.ingest.embed_graph import embed_graph
+    from kg_agent.store import GraphStore
+
+    if model is None:
+        with GraphStore.open(db_path) as store:
+            model = store.meta().get("model")
+    kwargs: dict[str, Any] = {"device": pick_device(device)}
+    if batch_size:
+        kwargs["batch_size"] = batch_size
+    report = embed_graph(
+        db_path,
+        Embedder(model, **kwargs),
+        chunk=chunk,
+        cache=not no_cache,
+        restart=restart,
+        progress=not quiet,
+        say=None if quiet else (lambda msg: click.echo(msg, err=True)),
+    )
+    if as_json:
+        _echo_json(report.as_dict())
+        return
+    secs = report.seconds
+    rate = report.embedded / secs["embed"] if secs.get("embed") else 0.0
+    click.echo(
+        f"Embedded {report.embedded:,} of {report.sections:,} sections of {db_path} "
+        f"with {report.model} ({report.cached:,} from the cache, {report.replaced:,} "
+        f"replaced, {rate:,.1f} sections/s); vector index "
+        f"{'built' if report.vector_index else 'not built'}; {secs['total']:.1f}s"
+    )
+
+
+@main.command()
+@_db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @_library_errors
 def check(db_path: str, as_json: bool) -> None:

@@ -77,6 +77,20 @@ class EmbeddingConfig:
 
 
 @lru_cache(maxsize=1)
+def pick_device(device: str = "auto") -> str:
+    """``auto``: CUDA when torch sees a GPU, else Apple's MPS, else the CPU."""
+    if device != "auto":
+        return device
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
+
+
 def cpu_has_native_bf16() -> bool:
     """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX-BF16; Linux only).
 

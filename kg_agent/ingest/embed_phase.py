@@ -20,7 +20,7 @@ from kg_agent.ingest.embed_cache import EmbeddingCache
 from kg_agent.ingest.stage import Stage
 from kg_agent.progress import Progress
 
-__all__ = ["embed_shards", "embedder_identity"]
+__all__ = ["embed_shards", "embedder_identity", "vectors_for"]
 
 
 def embedder_identity(embedder: Embedder) -> str:
@@ -69,7 +69,7 @@ def embed_shards(
                     strict=True,
                 )
             ]
-            vectors, cached = _vectors(texts, embedder, store, prog)
+            vectors, cached = vectors_for(texts, embedder, store, prog)
             hits += cached
             flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
             emb = pa.FixedSizeListArray.from_arrays(flat, embedder.dimension)
@@ -89,7 +89,7 @@ def embed_shards(
     return hits
 
 
-def _vectors(
+def vectors_for(
     texts: list[str], embedder: Embedder, cache: EmbeddingCache | None, prog: Progress
 ) -> tuple[npt.NDArray[np.float32], int]:
     """Vectors of ``texts`` (cache first); progress counts each text once."""

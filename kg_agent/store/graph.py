@@ -37,6 +37,7 @@ from kg_agent.store.reads import (
     IndexStatus,
 )
 from kg_agent.store.text_index import TextIndex
+from kg_agent.store.vectors import VectorWrites, vector_table_ddl
 
 #: 2: full-text search moved to a tantivy index beside the database; vectors moved to
 #: SectionVector; Section.text_hash; Load.status.
@@ -67,8 +68,7 @@ def _schema_ddl(dimension: int) -> list[str]:
         "text STRING, word_count INT64, text_hash STRING)",
         # Vectors apart from sections: Kùzu cannot SET a column an index uses (and a SET of
         # a FLOAT[384] costs ~4 ms), so vectors are added and replaced by COPY and DELETE.
-        "CREATE NODE TABLE IF NOT EXISTS SectionVector(id STRING PRIMARY KEY, "
-        f"text_hash STRING, embedding FLOAT[{int(dimension)}])",
+        vector_table_ddl(dimension),
         "CREATE NODE TABLE IF NOT EXISTS Category(name STRING PRIMARY KEY)",
         "CREATE NODE TABLE IF NOT EXISTS Redirect(title STRING PRIMARY KEY, load_id STRING)",
         "CREATE REL TABLE IF NOT EXISTS HAS_SECTION(FROM Article TO Section)",
@@ -118,7 +118,7 @@ def _open_database(p: Path, *, read_only: bool, pool_mb: int) -> Any:
         ) from None
 
 
-class GraphStore(GraphReads):
+class GraphStore(GraphReads, VectorWrites):
     """An open Kùzu database holding the knowledge graph.
 
     Use :meth:`open` to get one. Read-only stores take a shared lock, so many
@@ -344,7 +344,7 @@ class GraphStore(GraphReads):
 
         Several files go in one ``COPY``, which Kùzu reads in parallel.
         """
-        if table not in NODE_TABLES + REL_TABLES + ("Load",):
+        if table not in NODE_TABLES + REL_TABLES + ("Load", "Meta"):
             raise ValueError(f"not a bulk-loadable table: {table}")
         files = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
         if not files:

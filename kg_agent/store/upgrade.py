@@ -1,93 +1,137 @@
-"""Bring a graph written by an earlier kg-agent to the current schema, in place.
+"""Bring a graph written by an earlier kg-agent to the current schema.
 
 Schema 1 → 2: section vectors move from ``Section.embedding`` to the ``SectionVector``
-table (Kùzu 0.11.3 cannot ``SET`` a vector column an index uses), sections get a
-``text_hash`` (unknown, NULL, for the old ones: their vectors are trusted),
-``Load`` gets its ``status``, and Kùzu's full-text indexes are dropped (search moved to
-the text index beside the graph, which ``reindex`` then builds with the vector index).
+table (Kùzu 0.11.3 cannot ``SET`` a vector column an index uses), sections get their
+``text_hash``, ``Load`` gets its ``status``, and Kùzu's full-text indexes go (search
+moved to the text index beside the graph, which ``reindex`` then builds with the
+vector index).
 
-The indexes are dropped in a session of their own: dropping a vector index and then
-writing in the same session trips a Kùzu 0.11 catalog bug.
+The graph is rebuilt, not altered: Kùzu 0.11.3 cannot drop a vector index and keep
+using its table (after ``DROP_VECTOR_INDEX`` a ``COPY`` or ``CREATE`` into the table
+fails on the dropped index's catalog entry, and a ``SET`` crashes the process). So
+every table is exported from the old graph (not written to) and copied into a new
+database beside it (``.NAME.kg-new``), which replaces the old one with a rename, as a
+first load does: ``kill -9`` at any moment leaves the old graph or the upgraded one.
 """
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kg_agent.exceptions import DatabaseError, SchemaMismatchError
+from kg_agent.exceptions import SchemaMismatchError
 from kg_agent.store.graph import SCHEMA_VERSION, GraphStore
-from kg_agent.store.layout import index_dir
+from kg_agent.store.integrity import write_checksums
+from kg_agent.store.layout import index_dir, install, new_database_path, remove_database
 
 __all__ = ["upgrade_graph"]
 
-_OLD_INDEXES = (
-    ("Section", "section_embedding_idx", "DROP_VECTOR_INDEX"),
-    ("Section", "section_text_fts", "DROP_FTS_INDEX"),
-    ("Article", "article_title_fts", "DROP_FTS_INDEX"),
+#: What schema 1 held, as each schema-2 table takes it (columns in table order).
+_V1_TABLES = {
+    "Meta": "MATCH (m:Meta) WHERE NOT m.key IN ['schema_version', 'model', 'dimension'] "
+    "RETURN m.key AS key, m.value AS value",
+    "Load": "MATCH (l:Load) RETURN l.id AS id, l.source AS source, l.format AS format, "
+    "l.fingerprint AS fingerprint, l.started_at AS started_at, l.finished_at AS "
+    "finished_at, l.articles AS articles, l.redirects AS redirects, l.sections AS "
+    "sections, l.model AS model, 'complete' AS status",
+    "Article": "MATCH (a:Article) RETURN a.title AS title, a.page_id AS page_id, a.is_stub "
+    "AS is_stub, a.is_disambiguation AS is_disambiguation, a.pagerank AS pagerank, "
+    "a.n_sections AS n_sections, a.word_count AS word_count, a.load_id AS load_id",
+    "Category": "MATCH (c:Category) RETURN c.name AS name",
+    "Redirect": "MATCH (r:Redirect) RETURN r.title AS title, r.load_id AS load_id",
+    "HAS_SECTION": "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) RETURN a.title AS f, s.id AS t",
+    "LINKS_TO": "MATCH (a:Article)-[r:LINKS_TO]->(b:Article) "
+    "RETURN a.title AS f, b.title AS t, r.count AS count, r.inferred AS inferred",
+    "MENTIONS": "MATCH (s:Section)-[r:MENTIONS]->(a:Article) "
+    "RETURN s.id AS f, a.title AS t, r.count AS count, r.inferred AS inferred",
+    "IN_CATEGORY": "MATCH (a:Article)-[:IN_CATEGORY]->(c:Category) "
+    "RETURN a.title AS f, c.name AS t",
+    "REDIRECTS_TO": "MATCH (r:Redirect)-[:REDIRECTS_TO]->(a:Article) "
+    "RETURN r.title AS f, a.title AS t",
+}
+_V1_SECTIONS = (
+    "MATCH (s:Section) RETURN s.id AS id, s.article AS article, s.heading AS heading, "
+    "s.heading_path AS heading_path, s.level AS level, s.ordinal AS ordinal, s.part AS part, "
+    "s.text AS text, s.word_count AS word_count, s.embedding AS embedding"
 )
+#: Tables in an order where every edge's ends are already there.
+_ORDER = ("Meta", "Load", "Article", "Category", "Redirect", "Section", "SectionVector")
 
 
 def upgrade_graph(db_path: str | Path) -> bool:
     """Upgrade ``db_path`` to :data:`SCHEMA_VERSION`; False when it is already there."""
+    # Read-write opens take any schema (read-only ones refuse an old one); nothing is
+    # written to the old graph.
     with GraphStore.open(db_path, read_only=False) as store:
         meta = store.meta()
-        version = meta.get("schema_version")
-        if version == SCHEMA_VERSION:
-            return False
-        if version != "1":
-            raise SchemaMismatchError(
-                f"database {db_path} has schema version {version}; this kg-agent reads "
-                f"{SCHEMA_VERSION} and upgrades 1"
-            )
-        names = store.index_names()
-        for table, name, proc in _OLD_INDEXES:
-            if name in names:
-                store._run(f"CALL {proc}('{table}', '{name}')")
+    version = meta.get("schema_version")
+    if version == SCHEMA_VERSION:
+        return False
+    if version != "1":
+        raise SchemaMismatchError(
+            f"database {db_path} has schema version {version}; this kg-agent reads "
+            f"{SCHEMA_VERSION} and upgrades 1"
+        )
     root = index_dir(db_path)
     root.mkdir(parents=True, exist_ok=True)
-    with (
-        GraphStore.open(db_path, read_only=False) as store,
-        tempfile.TemporaryDirectory(prefix=".kg-upgrade-", dir=root) as tmp,
-    ):
-        dim = int(store.meta().get("dimension", "0"))
-        exported = Path(tmp) / "vectors.parquet"
-        store.export_parquet(
-            "MATCH (s:Section) WHERE s.embedding IS NOT NULL "
-            "RETURN s.id AS id, s.embedding AS embedding",
-            exported,
-        )
-        vectors = pq.read_table(exported)
-        store._run("ALTER TABLE Section DROP embedding")
-        store._run("ALTER TABLE Section ADD text_hash STRING")
-        store._run(
-            "CREATE NODE TABLE IF NOT EXISTS SectionVector(id STRING PRIMARY KEY, "
-            f"text_hash STRING, embedding FLOAT[{dim}])"
-        )
-        n = vectors.num_rows
-        if n:
-            table = pa.table(
-                {
-                    "id": vectors.column("id"),
-                    "text_hash": pa.array([None] * n, pa.string()),
-                    "embedding": vectors.column("embedding").cast(pa.list_(pa.float32(), dim)),
-                }
-            )
-            ready = Path(tmp) / "section-vectors.parquet"
-            pq.write_table(table, ready)
-            store.copy_parquet("SectionVector", [ready])
-        with contextlib.suppress(DatabaseError):  # a status column already there
-            store._run("ALTER TABLE Load ADD status STRING DEFAULT 'complete'")
-        sections = int(store._scalar("MATCH (s:Section) RETURN count(s)") or 0)
-        state = "complete" if n == sections else ("none" if n == 0 else "partial")
-        store.set_meta(
-            schema_version=SCHEMA_VERSION,
-            embeddings=state,
-            indexes_stale="1",
-            text_stale="1",
-        )
+    target = Path(db_path)
+    new = new_database_path(target)
+    remove_database(new)  # what a killed upgrade left
+    with tempfile.TemporaryDirectory(prefix=".kg-upgrade-", dir=root) as tmp:
+        files = _export_v1(db_path, Path(tmp), dim=int(meta.get("dimension", "0")))
+        with GraphStore.open(new, read_only=False, create=True, home=db_path) as fresh:
+            fresh.ensure_schema(dimension=int(meta.get("dimension", "0")), model=meta["model"])
+            for table in (*_ORDER, *(t for t in _V1_TABLES if t not in _ORDER)):
+                path = files[table]
+                if pq.read_metadata(path).num_rows:
+                    fresh.copy_parquet(table, [path])
+            vectors = pq.read_metadata(files["SectionVector"]).num_rows
+            sections = pq.read_metadata(files["Section"]).num_rows
+            state = "complete" if vectors == sections else ("none" if not vectors else "partial")
+            fresh.set_meta(embeddings=state, indexes_stale="1", text_stale="1")
+        install(new, target)
+    write_checksums(target)
     return True
+
+
+def _export_v1(db_path: str | Path, tmp: Path, *, dim: int) -> dict[str, Path]:
+    from kg_agent.ingest.prepare import text_hashes
+
+    files = {name: tmp / f"{name}.parquet" for name in (*_V1_TABLES, "Section", "SectionVector")}
+    raw = tmp / "sections-v1.parquet"
+    with GraphStore.open(db_path, read_only=False) as old:
+        for name, query in _V1_TABLES.items():
+            old.export_parquet(query, files[name])
+        old.export_parquet(_V1_SECTIONS, raw)
+    vector = pa.list_(pa.float32(), dim)
+    vec_schema = pa.schema([("id", pa.string()), ("text_hash", pa.string()), ("embedding", vector)])
+    with (
+        pq.ParquetFile(raw) as src,
+        pq.ParquetWriter(files["SectionVector"], vec_schema) as vec_out,
+    ):
+        sec_out: pq.ParquetWriter | None = None
+        try:
+            for batch in src.iter_batches(batch_size=20_000):
+                part = pa.Table.from_batches([batch])
+                hashes = text_hashes(part)
+                sections = part.drop_columns(["embedding"]).append_column("text_hash", hashes)
+                if sec_out is None:
+                    sec_out = pq.ParquetWriter(files["Section"], sections.schema)
+                sec_out.write_table(sections)
+                emb = part.column("embedding")
+                has = emb.is_valid()
+                vec = pa.table(
+                    [part.column("id"), hashes, emb.cast(vector)],
+                    schema=vec_schema,
+                ).filter(has)
+                vec_out.write_table(vec)
+        finally:
+            if sec_out is not None:
+                sec_out.close()
+    if not files["Section"].exists():  # no sections at all
+        pq.write_table(pa.table({"id": pa.array([], pa.string())}), files["Section"])
+    raw.unlink()
+    return files

@@ -10,23 +10,22 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from kg_agent.cli import SAMPLE_DUMP
 from kg_agent.store.integrity import BLOCK, verify_checksums
-
-
-def _exe() -> list[str]:
-    exe = Path(sys.executable).with_name("kg-agent")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "kg_agent._entry"]
+from tests.support.cli import kg_agent_exe
 
 
 def kg(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*_exe(), *args], capture_output=True, text=True, timeout=300, env=env or dict(os.environ)
+        [*kg_agent_exe(), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env or dict(os.environ),
     )
 
 

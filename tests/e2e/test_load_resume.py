@@ -13,7 +13,6 @@ import hashlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,14 +23,10 @@ import pytest
 from kg_agent.cli import SAMPLE_DUMP
 from kg_agent.ingest.stage import Stage
 from kg_agent.store import GraphStore
+from tests.support.cli import assert_no_process_holds, kg_agent_exe
 from tests.support.synth import generate
 
 OPTS = ["--embeddings", "none", "--workers", "2", "--shard-mb", "1", "-q"]
-
-
-def _exe() -> list[str]:
-    exe = Path(sys.executable).with_name("kg-agent")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "kg_agent._entry"]
 
 
 def digest(db: Path) -> dict[str, Any]:
@@ -74,7 +69,7 @@ def digest(db: Path) -> dict[str, Any]:
 
 def run_load(src: Path, db: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*_exe(), "load", str(src), "--db", str(db), *OPTS, *extra],
+        [*kg_agent_exe(), "load", str(src), "--db", str(db), *OPTS, *extra],
         capture_output=True,
         text=True,
         timeout=600,
@@ -87,7 +82,7 @@ def kill_when(
 ) -> subprocess.CompletedProcess[str]:
     """Start a load, send ``sig`` to the ``kg-agent`` process once ``ready()``, wait."""
     proc = subprocess.Popen(
-        [*_exe(), "load", str(src), "--db", str(db), *OPTS],
+        [*kg_agent_exe(), "load", str(src), "--db", str(db), *OPTS],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -109,18 +104,6 @@ def stage_of(db: Path, src: Path) -> Path:
     """The load's staging folder (its name holds the source's fingerprint)."""
     found = sorted(db.parent.glob(f".{db.name}.kg-load-*"))
     return found[0] if found else db.parent / f".{db.name}.kg-load-none"
-
-
-def assert_no_process_holds(db: Path) -> None:
-    """The killed load's workers and writer died with it: a read-write open succeeds."""
-    deadline = time.time() + 30
-    while True:
-        try:
-            GraphStore.open(db, read_only=False).close()
-            return
-        except Exception:
-            assert time.time() < deadline, "a process of the killed load still holds the graph"
-            time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +154,7 @@ def test_resumed_parse_says_how_far_it_got(dump: Path, tmp_path: Path) -> None:
     db = tmp_path / "g.kuzu"
     kill_when(dump, db, lambda: _units(db) >= 2)
     done = subprocess.run(
-        [*_exe(), "load", str(dump), "--db", str(db), *OPTS[:-1]],  # progress on
+        [*kg_agent_exe(), "load", str(dump), "--db", str(db), *OPTS[:-1]],  # progress on
         capture_output=True,
         text=True,
         timeout=600,
@@ -224,7 +207,7 @@ def test_second_load_of_the_same_graph_is_refused_while_one_runs(
 ) -> None:
     db = tmp_path / "g.kuzu"
     first = subprocess.Popen(
-        [*_exe(), "load", str(dump), "--db", str(db), *OPTS],
+        [*kg_agent_exe(), "load", str(dump), "--db", str(db), *OPTS],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -304,13 +287,17 @@ def test_reindex_repairs_a_graph_whose_text_index_is_gone(tmp_path: Path) -> Non
     db = tmp_path / "g.kuzu"
     assert run_load(Path(SAMPLE_DUMP), db).returncode == 0
     _shutil.rmtree(Path(f"{db}.indexes"))
-    stats = subprocess.run([*_exe(), "stats", "--db", str(db)], capture_output=True, text=True)
+    stats = subprocess.run(
+        [*kg_agent_exe(), "stats", "--db", str(db)], capture_output=True, text=True
+    )
     assert "full-text MISSING" in stats.stdout
     done = subprocess.run(
-        [*_exe(), "reindex", "--db", str(db), "-q"], capture_output=True, text=True
+        [*kg_agent_exe(), "reindex", "--db", str(db), "-q"], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
     assert "Rebuilt the indexes" in done.stdout and "text_index" in done.stdout
-    stats = subprocess.run([*_exe(), "stats", "--db", str(db)], capture_output=True, text=True)
+    stats = subprocess.run(
+        [*kg_agent_exe(), "stats", "--db", str(db)], capture_output=True, text=True
+    )
     assert "full-text ready" in stats.stdout and "MISSING" not in stats.stdout
     assert "vector off (no embeddings)" in stats.stdout

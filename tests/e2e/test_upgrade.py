@@ -9,8 +9,9 @@ import kuzu
 import numpy as np
 from click.testing import CliRunner
 
-from kg_agent.cli import main
+from kg_agent.cli import SAMPLE_DUMP, main
 from kg_agent.embedding import Embedder
+from kg_agent.ingest.pipeline import LoadOptions, load_source
 from kg_agent.store import GraphStore
 
 # The schema-1 DDL, as kg-agent 0.1 (commit d44af2b) created it.
@@ -111,3 +112,22 @@ def test_reindex_upgrades_a_schema_1_graph(tmp_path: Path, embedder: Embedder) -
         assert store.fts_search("political philosophy", 1)[0].title == "Anarchism"
     again = runner.invoke(main, ["reindex", "--db", str(db), "-q"])
     assert again.exit_code == 0 and "upgraded" not in again.output
+
+
+def test_an_upgraded_graph_takes_new_loads(tmp_path: Path, embedder: Embedder) -> None:
+    """Kùzu cannot drop a vector index alone (the table then refuses inserts), so the
+    upgrade must leave a Section table that later loads can write to."""
+    db = tmp_path / "old.kuzu"
+    make_v1_graph(db, embedder)
+    assert CliRunner().invoke(main, ["reindex", "--db", str(db), "-q"]).exit_code == 0
+    report = load_source(SAMPLE_DUMP, db, options=LoadOptions(progress=False))
+    assert report.sections == 145
+    with GraphStore.open(db, read_only=True) as store:
+        st = store.stats()
+        assert st.sections == 148 and st.indexes.embeddings == "complete" and st.indexes.vector
+        assert (
+            store.vector_search(embedder.embed_query("What does a surface reflect?"), 1)[0].title
+            == "Albedo"
+        )
+        (h,) = store.query("MATCH (s:Section) WHERE s.text_hash IS NULL RETURN count(s) AS n")
+        assert h["n"] == 0, "upgraded sections carry the hash that `kg-agent embed` compares"

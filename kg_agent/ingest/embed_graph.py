@@ -1,0 +1,334 @@
+"""``kg-agent embed``: vectors for a graph's sections, as a stage of its own.
+
+Why a stage: on a CPU, embedding is nearly the whole cost of a load (~95 sections/s
+on two cores), so a maintainer loads the graph first (``load --embeddings later``:
+BM25 + graph search work at once) and embeds when, and where, compute is there.
+
+Like a load it is resumable and never leaves a mixture. The work folder
+(``.NAME.kg-embed/`` beside the database) holds:
+
+1. **plan**: ``todo.parquet``, the sections that need a vector (none yet, or one of an
+   older text: ``Section.text_hash`` differs from ``SectionVector.text_hash``),
+   exported by Kùzu as a stream, and ``plan.json`` (model, graph fingerprint);
+2. **batches**: ``batches/b000000.parquet``…, one per ``chunk`` sections, each
+   written atomically, so Ctrl-C or ``kill -9`` loses at most the batch in flight;
+3. **write**: every batch copied in one ``COPY`` (atomic: Kùzu's log has all of it
+   or none), then the HNSW index built and the checksums rewritten. A graph that
+   already has an index gets it rebuilt over all its vectors: Kùzu 0.11.3 cannot
+   drop an index alone, nor ``SET`` an indexed column, so the vectors kept are
+   exported to ``kept.parquet``, the table recreated and everything copied back
+   (a rerun after a kill in between copies them again from there).
+
+A rerun finds the plan and the finished batches and says so; a graph that changed
+in between (another load) is planned again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from kg_agent.embedding import Embedder
+from kg_agent.ingest.chunking import embedding_input
+from kg_agent.ingest.embed_cache import EmbeddingCache
+from kg_agent.ingest.embed_phase import embedder_identity, vectors_for
+from kg_agent.ingest.stage import LoadLock
+from kg_agent.progress import Progress
+from kg_agent.store import GraphStore
+from kg_agent.store.integrity import write_checksums
+
+__all__ = ["EmbedReport", "embed_graph", "work_dir"]
+
+#: Sections per resumable batch: ~100 s of CPU embedding, well under a second on a GPU.
+DEFAULT_CHUNK = 10_000
+
+_SECTIONS = (
+    "MATCH (s:Section) RETURN s.id AS id, s.text_hash AS text_hash, s.article AS article, "
+    "s.heading_path AS heading_path, s.text AS text"
+)
+_SECTION_KEYS = "MATCH (s:Section) RETURN s.id AS id, s.text_hash AS text_hash"
+_VECTOR_KEYS = "MATCH (v:SectionVector) RETURN v.id AS id, v.text_hash AS text_hash"
+
+
+@dataclass(slots=True)
+class EmbedReport:
+    """What ``embed_graph`` did (``kg-agent embed --json`` prints it)."""
+
+    db_path: str
+    model: str
+    sections: int = 0  # sections in the graph
+    embedded: int = 0  # vectors computed or taken from the cache by this run
+    cached: int = 0
+    replaced: int = 0  # older vectors of changed text
+    resumed_batches: int = 0
+    batches: int = 0
+    vector_index: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
+
+
+def work_dir(db_path: str) -> Path:
+    db = Path(db_path).resolve()
+    return db.parent / f".{db.name}.kg-embed"
+
+
+def embed_graph(
+    db_path: str,
+    embedder: Embedder | None = None,
+    *,
+    chunk: int = DEFAULT_CHUNK,
+    cache: bool = True,
+    restart: bool = False,
+    progress: bool = True,
+    say: Callable[[str], None] | None = None,
+) -> EmbedReport:
+    """Embed every section of the graph at ``db_path`` that lacks a current vector.
+
+    ``embedder`` defaults to the model the graph records. A graph with no vectors
+    yet may switch model (its vector table is recreated at the new dimension); one
+    with vectors refuses another model, as a load does.
+    """
+    if chunk < 1:
+        raise ValueError(f"chunk must be positive, got {chunk}")
+    with LoadLock(db_path):
+        job = _Embedding(db_path, embedder, chunk, cache, restart, progress)
+        job.say = say or (lambda msg: None)
+        return job.run()
+
+
+class _Embedding:
+    def __init__(
+        self,
+        db_path: str,
+        embedder: Embedder | None,
+        chunk: int,
+        cache: bool,
+        restart: bool,
+        progress: bool,
+    ) -> None:
+        self.db_path = db_path
+        self.embedder = embedder
+        self.chunk = chunk
+        self.cache = cache
+        self.restart = restart
+        self.progress = progress
+        self.root = work_dir(db_path)
+        self.say: Callable[[str], None] = lambda msg: None
+
+    def run(self) -> EmbedReport:
+        t0 = time.perf_counter()
+        with GraphStore.open(self.db_path, read_only=False) as store:
+            embedder = self._embedder(store)
+            report = EmbedReport(self.db_path, embedder.name)
+            report.sections = int(store.table_counts().get("Section", 0))
+            plan = self._plan(store, embedder)
+        report.seconds["plan"] = round(time.perf_counter() - t0, 3)
+        todo = self.root / "todo.parquet"
+        rows = int(plan["rows"])
+        report.batches = -(-rows // self.chunk)
+        t1 = time.perf_counter()
+        report.resumed_batches, report.cached = self._embed(todo, rows, embedder)
+        report.embedded = rows
+        report.seconds["embed"] = round(time.perf_counter() - t1, 3)
+        t2 = time.perf_counter()
+        with GraphStore.open(self.db_path, read_only=False) as store:
+            report.replaced = self._write(store, plan)
+            report.seconds["write"] = round(time.perf_counter() - t2, 3)
+            t3 = time.perf_counter()
+            report.vector_index = store.build_vector_index()
+            report.seconds["vector_index"] = round(time.perf_counter() - t3, 3)
+        write_checksums(self.db_path)
+        shutil.rmtree(self.root, ignore_errors=True)
+        report.seconds["total"] = round(time.perf_counter() - t0, 3)
+        return report
+
+    # ------------------------------------------------------------------ model
+    def _embedder(self, store: GraphStore) -> Embedder:
+        meta = store.meta()
+        recorded = meta.get("model")
+        embedder = self.embedder or Embedder(recorded)
+        if embedder.name == recorded and int(meta.get("dimension", 0)) == embedder.dimension:
+            return embedder
+        if store.table_counts().get("SectionVector", 0):
+            store.check_model(dimension=embedder.dimension, model=embedder.name)  # raises
+        store.reset_vectors(dimension=embedder.dimension, model=embedder.name)
+        return embedder
+
+    # ------------------------------------------------------------------ plan
+    def _fingerprint(self, store: GraphStore, embedder: Embedder) -> str:
+        loads = sorted(str(load["id"]) for load in store.loads())
+        counts = store.table_counts()
+        key = [embedder_identity(embedder), loads, counts.get("Section"), self.chunk]
+        return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
+
+    def _plan(self, store: GraphStore, embedder: Embedder) -> dict[str, Any]:
+        fingerprint = self._fingerprint(store, embedder)
+        plan_file = self.root / "plan.json"
+        if not self.restart and plan_file.exists():
+            plan: dict[str, Any] = json.loads(plan_file.read_text())
+            if plan.get("fingerprint") == fingerprint:
+                return plan
+        shutil.rmtree(self.root, ignore_errors=True)
+        (self.root / "batches").mkdir(parents=True)
+        have = 0
+        if store.table_counts().get("SectionVector", 0):
+            have_file = self.root / "have.parquet"
+            store.export_parquet(_VECTOR_KEYS, have_file)
+            have = pq.read_metadata(have_file).num_rows
+        stale: list[str] = []
+        todo = self.root / "todo.parquet"
+        if have:
+            stale = self._plan_against(store, todo)
+        else:
+            store.export_parquet(_SECTIONS, todo)
+        rows = pq.read_metadata(todo).num_rows if todo.exists() else 0
+        plan = {"fingerprint": fingerprint, "rows": rows, "stale": stale, "model": embedder.name}
+        tmp = plan_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(plan))
+        tmp.replace(plan_file)
+        return plan
+
+    def _plan_against(self, store: GraphStore, todo: Path) -> list[str]:
+        """The sections without a current vector, when some have one; returns the ids
+        whose vector is stale. Memory: the (id, hash) keys of the graph, not its text."""
+        keys_file = self.root / "keys.parquet"
+        store.export_parquet(_SECTION_KEYS, keys_file)
+        keys = pq.read_table(keys_file)
+        have = pq.read_table(self.root / "have.parquet")
+        need = keys.join(have, keys=["id", "text_hash"], join_type="left anti")
+        stale_ids = pc.is_in(have.column("id"), value_set=need.column("id"))
+        stale = have.filter(stale_ids).column("id").to_pylist()
+        tmp = todo.with_suffix(".tmp")
+        full = self.root / "sections.parquet"
+        store.export_parquet(_SECTIONS, full)
+        wanted = need.column("id").combine_chunks()
+        with pq.ParquetFile(full) as src:
+            writer = pq.ParquetWriter(tmp, src.schema_arrow)
+            try:
+                for batch in src.iter_batches(batch_size=200_000):
+                    mask = pc.is_in(batch.column("id"), value_set=wanted)
+                    writer.write_table(pa.Table.from_batches([batch]).filter(mask))
+            finally:
+                writer.close()
+        tmp.replace(todo)
+        for f in (full, keys_file):
+            f.unlink()
+        return [str(s) for s in stale]
+
+    # ------------------------------------------------------------------ embed
+    def _batch_path(self, i: int) -> Path:
+        return self.root / "batches" / f"b{i:06d}.parquet"
+
+    def _embed(self, todo: Path, rows: int, embedder: Embedder) -> tuple[int, int]:
+        """Embed each batch not yet on disk; returns (batches found done, cache hits)."""
+        n_batches = -(-rows // self.chunk)
+        done = [i for i in range(n_batches) if self._batch_path(i).exists()]
+        already = sum(pq.read_metadata(self._batch_path(i)).num_rows for i in done)
+        if done:
+            self.say(f"resuming: {len(done):,} of {n_batches:,} batches done")
+        prog = Progress("embed", total=rows, unit="sections", enabled=self.progress)
+        prog.set(already)
+        prog.start_rate_at(already)
+        store = (
+            EmbeddingCache(embedder_identity(embedder), embedder.dimension) if self.cache else None
+        )
+        hits = 0
+        try:
+            if rows == 0:
+                return 0, 0
+            with pq.ParquetFile(todo) as src:
+                for i, batch in enumerate(src.iter_batches(batch_size=self.chunk)):
+                    out = self._batch_path(i)
+                    if out.exists():
+                        continue
+                    texts = [
+                        embedding_input(a, h, t)
+                        for a, h, t in zip(
+                            batch.column("article").to_pylist(),
+                            batch.column("heading_path").to_pylist(),
+                            batch.column("text").to_pylist(),
+                            strict=True,
+                        )
+                    ]
+                    vectors, cached = vectors_for(texts, embedder, store, prog)
+                    hits += cached
+                    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+                    emb = pa.FixedSizeListArray.from_arrays(flat, embedder.dimension)
+                    table = pa.table(
+                        [batch.column("id"), batch.column("text_hash"), emb],
+                        names=["id", "text_hash", "embedding"],
+                    )
+                    tmp = out.with_name(out.name + ".tmp")
+                    pq.write_table(table, tmp)
+                    tmp.replace(out)
+        finally:
+            prog.close()
+            if store is not None:
+                store.close()
+        return len(done), hits
+
+    # ------------------------------------------------------------------ write
+    def _write(self, store: GraphStore, plan: dict[str, Any]) -> int:
+        files = sorted((self.root / "batches").glob("b*.parquet"))
+        stale = [str(s) for s in plan.get("stale", [])]
+        if not files and not stale:
+            return 0
+        kept_done = self.root / "kept.done"
+        if kept_done.exists() or store.has_vector_index():
+            # Kùzu cannot drop a vector index alone (see recreate_vector_table): the
+            # vectors kept are set aside, the table recreated, and all copied back.
+            kept = self.root / "kept.parquet"
+            if not kept_done.exists():
+                store.set_meta(embeddings="partial")
+                self._export_kept(store, kept, stale)
+                kept_done.touch()
+            store.recreate_vector_table(store.dimension)
+            keep = [kept] if pq.read_metadata(kept).num_rows else []
+            store.copy_parquet("SectionVector", [*keep, *files])
+        elif files and not self._copied(store, files[0]):
+            store.delete_vectors(stale)
+            store.copy_parquet("SectionVector", files)
+        counts = store.table_counts()
+        complete = counts.get("SectionVector", 0) >= counts.get("Section", 0)
+        store.set_meta(embeddings="complete" if complete else "partial")
+        return len(stale)
+
+    def _export_kept(self, store: GraphStore, kept: Path, stale: list[str]) -> None:
+        every = self.root / "vectors.parquet"
+        store.export_parquet(
+            "MATCH (v:SectionVector) RETURN v.id AS id, v.text_hash AS text_hash, "
+            "v.embedding AS embedding",
+            every,
+        )
+        gone = pa.array(stale, pa.string())
+        tmp = kept.with_suffix(".tmp")
+        with pq.ParquetFile(every) as src:
+            writer = pq.ParquetWriter(tmp, src.schema_arrow)
+            try:
+                for batch in src.iter_batches(batch_size=100_000):
+                    mask = pc.invert(pc.is_in(batch.column("id"), value_set=gone))
+                    writer.write_table(pa.Table.from_batches([batch]).filter(mask))
+            finally:
+                writer.close()
+        tmp.replace(kept)
+        every.unlink()
+
+    @staticmethod
+    def _copied(store: GraphStore, first: Path) -> bool:
+        """Whether an earlier run's ``COPY`` of the batches committed (then all of it did)."""
+        row = pq.ParquetFile(first).read_row_group(0, columns=["id", "text_hash"]).slice(0, 1)
+        sid, h = row.column("id")[0].as_py(), row.column("text_hash")[0].as_py()
+        return bool(store.vector_hash(sid) == h)

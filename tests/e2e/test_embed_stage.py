@@ -1,0 +1,155 @@
+"""``kg-agent embed``: a graph loaded without vectors gets the ones a one-command load gives.
+
+Real CLI in a subprocess, the real model (``--no-cache``: the vectors are computed),
+a real Kùzu graph; killed with ``SIGKILL`` mid-run and resumed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kg_agent.agent import KnowledgeGraphAgent
+from kg_agent.cli import SAMPLE_DUMP
+from kg_agent.embedding import Embedder
+from kg_agent.ingest.embed_graph import work_dir
+from kg_agent.ingest.pipeline import LoadOptions, load_source
+from kg_agent.retrieval.semantic import SEMANTIC_OFF
+from kg_agent.store import GraphStore
+from tests.support.cli import assert_no_process_holds, kg_agent_exe
+
+ENV = dict(os.environ, HF_HUB_OFFLINE="1")
+
+
+def vectors(db: Path) -> dict[str, np.ndarray]:
+    with GraphStore.open(db) as store:
+        rows = store.query("MATCH (v:SectionVector) RETURN v.id AS id, v.embedding AS e")
+    return {r["id"]: np.asarray(r["e"], dtype=np.float32) for r in rows}
+
+
+def graph_first(db: Path) -> Path:
+    load_source(SAMPLE_DUMP, db, options=LoadOptions(progress=False, embeddings="later"))
+    return db
+
+
+def embed(db: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*kg_agent_exe(), "embed", "--db", str(db), "--no-cache", *extra],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=ENV,
+    )
+
+
+@pytest.fixture(scope="module")
+def one_command(tmp_path_factory: pytest.TempPathFactory) -> dict[str, np.ndarray]:
+    """The vectors of a default load (embedding while loading)."""
+    db = tmp_path_factory.mktemp("now") / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, options=LoadOptions(progress=False, cache=False))
+    return vectors(db)
+
+
+def assert_same_vectors(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> None:
+    assert got.keys() == want.keys()
+    worst = max(float(np.abs(got[k] - want[k]).max()) for k in want)
+    assert worst < 1e-4, f"vectors differ by up to {worst}"
+
+
+def test_embed_gives_a_graph_first_load_the_one_command_vectors(
+    tmp_path: Path, one_command: dict[str, np.ndarray]
+) -> None:
+    db = graph_first(tmp_path / "g.kuzu")
+    with KnowledgeGraphAgent(db_path=str(db)) as agent:
+        assert any(SEMANTIC_OFF in w for w in agent.query("Who built the Harvard Mark I?").warnings)
+    done = embed(db)
+    assert done.returncode == 0, done.stderr
+    assert "Embedded 145 of 145 sections" in done.stdout and "vector index built" in done.stdout
+    assert_same_vectors(vectors(db), one_command)
+    with GraphStore.open(db) as store:
+        status = store.index_status()
+        assert status.embeddings == "complete" and status.vector
+    with KnowledgeGraphAgent(db_path=str(db)) as agent:
+        result = agent.query("Who built the Harvard Mark I?")
+        assert not any(SEMANTIC_OFF in w for w in result.warnings)
+        assert result.evidence
+    assert not work_dir(str(db)).exists(), "the work folder goes once the vectors are in"
+    check = subprocess.run(
+        [*kg_agent_exe(), "check", "--db", str(db)], capture_output=True, text=True, env=ENV
+    )
+    assert check.returncode == 0, check.stdout + check.stderr  # checksums rewritten
+    again = embed(db)
+    assert again.returncode == 0 and "Embedded 0 of 145" in again.stdout
+
+
+def test_kill_9_mid_embed_loses_at_most_a_batch_and_resumes(
+    tmp_path: Path, one_command: dict[str, np.ndarray]
+) -> None:
+    db = graph_first(tmp_path / "g.kuzu")
+    batches = work_dir(str(db)) / "batches"
+    proc = subprocess.Popen(
+        [*kg_agent_exe(), "embed", "--db", str(db), "--no-cache", "--chunk", "10"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
+    deadline = time.time() + 300
+    while len(list(batches.glob("b*.parquet"))) < 2:
+        assert proc.poll() is None, f"embed ended before the kill point: {proc.communicate()}"
+        assert time.time() < deadline, "kill point never reached"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert_no_process_holds(db)
+    with GraphStore.open(db) as store:
+        assert store.table_counts().get("SectionVector", 0) == 0, "nothing half-written"
+        assert store.index_status().embeddings == "none"
+    kept = len(list(batches.glob("b*.parquet")))
+    done = embed(db, "--chunk", "10")
+    assert done.returncode == 0, done.stderr
+    assert f"resuming: {kept} of 15 batches done" in done.stderr
+    assert_same_vectors(vectors(db), one_command)
+
+
+def test_embed_fills_in_what_a_graph_first_addition_left_out(tmp_path: Path) -> None:
+    """A graph with vectors plus a load without them is ``partial``; embed completes it."""
+    corpus = tmp_path / "more.json"
+    corpus.write_text(
+        '[{"title": "Difference engine replica", "text": "A working difference engine was '
+        "built by the Science Museum in London in 1991 from Babbage's plans.\"}]"
+    )
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, options=LoadOptions(progress=False))
+    load_source(corpus, db, options=LoadOptions(progress=False, embeddings="later"))
+    with GraphStore.open(db) as store:
+        assert store.index_status().embeddings == "partial"
+        before = store.table_counts()
+    done = embed(db, "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["embedded"] == before["Section"] - before["SectionVector"] == 1
+    with GraphStore.open(db) as store:
+        status, after = store.index_status(), store.table_counts()
+    assert status.embeddings == "complete" and status.vector
+    assert after["SectionVector"] == after["Section"]
+    # The index was rebuilt by recreating the table (Kùzu cannot drop an index alone):
+    # the graph still takes a load with vectors, and searches them.
+    later = tmp_path / "later.json"
+    later.write_text(
+        '[{"title": "Velvet teapot", "text": "A velvet teapot is a knitted cosy '
+        'shaped like a teapot, sold at the Lyon silk market."}]'
+    )
+    load_source(later, db, options=LoadOptions(progress=False))
+    question = Embedder().embed_query("What is a velvet teapot, knitted and sold in Lyon?")
+    with GraphStore.open(db) as store:
+        assert store.index_status().vector
+        assert store.vector_search(question, 1)[0].title == "Velvet teapot"
