@@ -251,6 +251,9 @@ def bench_size(n: int, args: argparse.Namespace) -> list[dict[str, Any]]:
             "pages_per_s": rep["pages_per_s"],
             "rows_per_s": rep["rows_per_s"],
             "peak_rss_mib": load["peak_rss_mib"],
+            "entity_linker_s": t.get("index.entity_linker", 0.0),
+            # high-water marks after each phase: which phase sets the peak
+            "rss_by_phase_mib": rep.get("peak_rss_mib", {}),
             "db_bytes": disk_size(db),
             "indexes_bytes": disk_size(Path(str(db) + ".indexes")),
         }
@@ -259,6 +262,8 @@ def bench_size(n: int, args: argparse.Namespace) -> list[dict[str, Any]]:
             row.update(bench_queries(db, args.questions))
         rows.append(row)
         print_table([row])
+        for phase, peaks in row["rss_by_phase_mib"].items():
+            print(f"  peak RSS after {phase}: {peaks}")
         if not args.keep:
             shutil.rmtree(db_dir, ignore_errors=True)
     return rows

@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kg_agent.embedding import Embedder
+from kg_agent.exceptions import LoadAborted
 from kg_agent.ingest.chunking import embedding_input
 from kg_agent.ingest.embed_cache import EmbeddingCache
 from kg_agent.ingest.embed_phase import embedder_identity, vectors_for
@@ -103,10 +104,18 @@ def embed_graph(
     """
     if chunk < 1:
         raise ValueError(f"chunk must be positive, got {chunk}")
-    with LoadLock(db_path):
-        job = _Embedding(db_path, embedder, chunk, cache, restart, progress)
-        job.say = say or (lambda msg: None)
-        return job.run()
+    from kg_agent.ingest.pipeline import sigterm_as_interrupt
+
+    job = _Embedding(db_path, embedder, chunk, cache, restart, progress)
+    job.say = say or (lambda msg: None)
+    with LoadLock(db_path), sigterm_as_interrupt():
+        try:
+            return job.run()
+        except KeyboardInterrupt:
+            raise LoadAborted(
+                f"embedding {db_path} was interrupted; the graph is as it was and the "
+                "finished batches are kept: run the same command to resume"
+            ) from None
 
 
 class _Embedding:

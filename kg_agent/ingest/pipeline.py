@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import resource
 import shutil
 import signal
 import time
@@ -55,6 +56,7 @@ from kg_agent.store.indexes import (
     TextSource,
     build_text_index,
     finalize_indexes,
+    save_linker_apart,
     sync_text_index,
 )
 from kg_agent.store.integrity import write_checksums
@@ -70,6 +72,7 @@ __all__ = [
     "finalize_indexes",
     "load_fingerprint",
     "load_source",
+    "sigterm_as_interrupt",
 ]
 
 #: ``now``: embed while loading (the default); ``none``/``later``: load the graph
@@ -140,6 +143,9 @@ class LoadReport:
     layout: str = ""
     embeddings: str = "now"
     timings: dict[str, float] = field(default_factory=dict)
+    #: Peak resident memory so far (MiB) after each phase: this process, and its
+    #: largest child (a parse worker, the writer). Says which phase sets the peak.
+    peak_rss_mib: dict[str, dict[str, int]] = field(default_factory=dict)
     model: str = ""
 
     @property
@@ -167,8 +173,14 @@ class LoadReport:
         return d
 
 
+def _peak_rss_mib() -> dict[str, int]:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10  # KiB on Linux
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss >> 10
+    return {"loader": int(own), "largest_child": int(child)}
+
+
 @contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
+def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM stops a load the way Ctrl-C does (clean, resumable), not at once."""
 
     def handler(signum: int, frame: object) -> None:
@@ -217,7 +229,7 @@ class Loader:
             model=self.embedder.name,
             embeddings=opts.embeddings,
         )
-        with LoadLock(self.db_path), _sigterm_as_interrupt():
+        with LoadLock(self.db_path), sigterm_as_interrupt():
             clean_stale_stages(self.db_path)
             previous, fresh, text_gen = self._inspect(fp)
             self._live = [text_gen] if text_gen else []
@@ -281,6 +293,7 @@ class Loader:
         t0 = time.perf_counter()
         out = fn()
         report.timings[phase] = round(time.perf_counter() - t0, 3)
+        report.peak_rss_mib[phase] = _peak_rss_mib()
         return out
 
     # ------------------------------------------------------------------ phases
@@ -411,6 +424,7 @@ class Loader:
                     store,
                     text=lambda: build_text_index(store, text, progress=self.options.progress),
                     progress=self.options.progress,
+                    linker=False,
                 ),
             )
             report.timings.update({f"index.{k}": v for k, v in steps.items()})
@@ -422,6 +436,12 @@ class Loader:
         store.close()
         install(new, target)
         write_checksums(target)
+        # The linker (1M titles: ~1.3 GB while it builds) is built once the writer's
+        # buffer pool, which holds much of the graph by now, is gone.
+        self._timed("linker", report, lambda: save_linker_apart(str(target)))
+        took = report.timings.pop("linker")
+        report.timings["index.entity_linker"] = took
+        report.timings["index"] = round(report.timings.get("index", 0.0) + took, 3)
 
     def _write_into(self, job: WriteJob, text: TextSource, report: LoadReport) -> None:
         """Adding to a graph: one transaction in a child process, then the indexes."""

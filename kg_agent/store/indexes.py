@@ -143,6 +143,9 @@ def sync_text_index(store: GraphStore, source: TextSource, *, progress: bool = T
     index.reload()
 
 
+_LINKER_POOL_MB = 512
+
+
 def save_linker(store: GraphStore) -> bool:
     """Build the question entity linker and save it with the generation, so a query
     process loads it (1M titles: ~3 s) rather than building it (~25 s). Skipped above
@@ -157,11 +160,19 @@ def save_linker(store: GraphStore) -> bool:
     return True
 
 
+def save_linker_apart(db_path: str) -> bool:
+    """:func:`save_linker` from a read-only open with a small buffer pool: after a bulk
+    write, so that the writer's pool and the linker's build are never both in memory."""
+    with GraphStore.open(db_path, read_only=True, buffer_pool_mb=_LINKER_POOL_MB) as store:
+        return save_linker(store)
+
+
 def finalize_indexes(
     store: GraphStore,
     *,
     text: Callable[[], object] | None = None,
     progress: bool = True,
+    linker: bool = True,
 ) -> dict[str, float]:
     """Build what the graph still owes: vector index, text index, PageRank, article table
     and the saved entity linker.
@@ -184,6 +195,7 @@ def finalize_indexes(
         store.set_meta(text_stale="0")
     step("pagerank", store.compute_pagerank)
     step("article_table", store.write_article_table)
-    step("entity_linker", lambda: save_linker(store))
+    if linker:
+        step("entity_linker", lambda: save_linker(store))
     store.set_meta(indexes_stale="0", pagerank_done="1")
     return timings
