@@ -58,9 +58,15 @@ def one_command(tmp_path_factory: pytest.TempPathFactory) -> dict[str, np.ndarra
 
 
 def assert_same_vectors(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> None:
+    """Each section's vector is its own, up to float noise.
+
+    Noise, not equality: how sections are grouped into batches changes the padding and
+    so torch's kernels, which moves components by up to ~1e-3 (seen at ``--chunk 10``
+    against a load's batches); a wrong or stale vector is far below this cosine.
+    """
     assert got.keys() == want.keys()
-    worst = max(float(np.abs(got[k] - want[k]).max()) for k in want)
-    assert worst < 1e-4, f"vectors differ by up to {worst}"
+    worst = min(float(np.dot(got[k], want[k])) for k in want)  # unit vectors: cosine
+    assert worst > 0.9999, f"a vector moved: cosine {worst}"
 
 
 def test_embed_gives_a_graph_first_load_the_one_command_vectors(
