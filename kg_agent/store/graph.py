@@ -14,6 +14,8 @@ module constants.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -31,6 +33,8 @@ from kg_agent.exceptions import (
 from kg_agent.store.article_table import FILE_NAME as ARTICLE_TABLE
 from kg_agent.store.article_table import ArticleTable, write_article_table
 from kg_agent.store.layout import default_buffer_pool_mb, index_dir
+from kg_agent.store.link_table import FILE_NAME as LINK_TABLE
+from kg_agent.store.link_table import LinkTable, write_link_table
 from kg_agent.store.reads import (
     VECTOR_INDEX,
     GraphReads,
@@ -144,9 +148,10 @@ class GraphStore(GraphReads, VectorWrites):
         self._in_tx = False
         self._text: TextIndex | None = None
         self._articles: ArticleTable | None = None
+        self._links: LinkTable | bool | None = None  # False: none in step with the graph
         self._prepared: dict[str, Any] = {}
         # article rows by title, for read-only stores only (a writer changes them)
-        self._row_cache: dict[str, tuple[float, int]] | None = {} if read_only else None
+        self._row_cache: dict[str, tuple[float, int, int]] | None = {} if read_only else None
 
     # ------------------------------------------------------------------ open/close
     @classmethod
@@ -593,6 +598,7 @@ class GraphStore(GraphReads, VectorWrites):
         the article table was rewritten)."""
         self._text = None
         self._articles = None
+        self._links = None
 
     def article_table(self) -> ArticleTable | None:
         """Titles and PageRank by node offset (opened once), or None when missing."""
@@ -621,6 +627,51 @@ class GraphStore(GraphReads, VectorWrites):
         finally:
             tmp.unlink(missing_ok=True)
         self._articles = None
+        return n
+
+    def _links_key(self) -> str:
+        """What a link table must have been written from: the graph's loads (every
+        write of links is a load; ids, not statuses, since a load writes the table
+        while it finishes)."""
+        loads = sorted(str(r.get("id")) for r in self.loads())
+        return hashlib.sha256(json.dumps(loads).encode()).hexdigest()
+
+    def link_table(self) -> LinkTable | None:
+        """The graph's link table (opened once), or None when it has none in step
+        with the graph (older graphs, or a load that has not finished its indexes).
+        A writer checks the key at every call: its own loads change the graph."""
+        if self._links is None or not self.read_only:
+            gen = self.generation_path()
+            path = gen / LINK_TABLE if gen is not None else None
+            self._links = False
+            if path is not None and path.exists():
+                try:
+                    table = LinkTable(path)
+                except (OSError, ValueError):
+                    table = None
+                if table is not None and table.key == self._links_key():
+                    self._links = table
+        return self._links if isinstance(self._links, LinkTable) else None
+
+    def write_link_table(self) -> int:
+        """(Re)write the link table of the current generation from the graph."""
+        gen = self.generation_path()
+        if gen is None:
+            raise DatabaseError(f"database {self.path} has no index generation yet")
+        gen.mkdir(parents=True, exist_ok=True)
+        tmp = gen / "links-export.parquet"
+        self.export_parquet(
+            "MATCH (a:Article)-[r:LINKS_TO]->(b:Article) "
+            "RETURN offset(id(a)) AS s, offset(id(b)) AS d, r.count AS n",
+            tmp,
+        )
+        nodes = self._scalar("MATCH (a:Article) RETURN max(offset(id(a)))")
+        try:
+            size = int(nodes) + 1 if nodes is not None else 0
+            n = write_link_table(tmp, size, gen / LINK_TABLE, self._links_key())
+        finally:
+            tmp.unlink(missing_ok=True)
+        self._links = None
         return n
 
     def text_index(self) -> TextIndex | None:

@@ -174,8 +174,8 @@ def finalize_indexes(
     progress: bool = True,
     linker: bool = True,
 ) -> dict[str, float]:
-    """Build what the graph still owes: vector index, text index, PageRank, article table
-    and the saved entity linker.
+    """Build what the graph still owes: vector index, text index, PageRank, article and
+    link tables, and the saved entity linker.
 
     ``text`` updates the text index for this load (else it is rebuilt from the
     graph when missing). Returns seconds per step.
@@ -195,6 +195,7 @@ def finalize_indexes(
         store.set_meta(text_stale="0")
     step("pagerank", store.compute_pagerank)
     step("article_table", store.write_article_table)
+    step("link_table", store.write_link_table)
     if linker:
         step("entity_linker", lambda: save_linker(store))
     store.set_meta(indexes_stale="0", pagerank_done="1")

@@ -5,10 +5,11 @@ A graph at ``PATH`` is:
 * ``PATH``: the Kùzu database file (and ``PATH.wal`` while it is open for writing);
 * ``PATH.indexes/``: derived indexes kg-agent keeps beside it, in a generation
   folder ``gen-<time>/`` that the graph's ``Meta.indexes`` names: the full-text
-  index (tantivy, ``sections/`` and ``titles/``) and the article table
-  (``articles.arrow``). A generation is written whole before the graph points at
-  it, so a graph and its indexes are switched together by one atomic change (a
-  rename of the database file, or a one-row update of ``Meta``).
+  index (tantivy, ``sections/`` and ``titles/``), the article table
+  (``articles.arrow``) and the link table (``links.bin``). A generation is written
+  whole before the graph points at it, so a graph and its indexes are switched
+  together by one atomic change (a rename of the database file, or a one-row
+  update of ``Meta``).
 
 A new graph is built at ``.NAME.kg-new`` beside ``PATH`` and renamed over it when
 complete (:func:`install`): ``kill -9`` at any moment leaves either no graph (or

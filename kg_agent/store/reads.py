@@ -2,7 +2,9 @@
 
 Per-query paths (everything :class:`~kg_agent.agent.KnowledgeGraphAgent` runs for
 a question) look rows up by primary key in a loop of prepared statements, and
-read link neighbours as node offsets turned into titles by the memory-mapped
+read link neighbours from the memory-mapped
+:class:`~kg_agent.store.link_table.LinkTable` (else from Kùzu) as node offsets
+turned into titles by the memory-mapped
 :class:`~kg_agent.store.article_table.ArticleTable`: no path scans a table, so a
 question costs the same on a graph of 6k or 6M articles. Whole-table reads
 (``stats``, ``entity_names``) are for start-up and reports.
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kg_agent.store.article_table import ArticleTable
+from kg_agent.store.link_table import LinkTable
 from kg_agent.store.text_index import TextIndex
 
 __all__ = ["VECTOR_INDEX", "GraphReads", "IndexStatus", "SectionHit", "StoreStats"]
@@ -83,7 +86,9 @@ _SECTION_BY_ID = (
     "MATCH (s:Section {id: $i}) RETURN s.id, s.article, s.heading, s.heading_path, s.text"
 )
 _ROW_CACHE_MAX = 200_000
-_ARTICLE_BY_TITLE = "MATCH (a:Article {title: $t}) RETURN a.title, a.pagerank, a.n_sections"
+_ARTICLE_BY_TITLE = (
+    "MATCH (a:Article {title: $t}) RETURN a.title, a.pagerank, a.n_sections, offset(id(a))"
+)
 _OUT_OFFSETS = (
     "MATCH (a:Article {title: $t})-[r:LINKS_TO]->(b:Article) RETURN offset(id(b)), r.count LIMIT $k"
 )
@@ -105,24 +110,25 @@ class GraphReads:
         def index_status(self) -> IndexStatus: ...
         def text_index(self) -> TextIndex | None: ...
         def article_table(self) -> ArticleTable | None: ...
+        def link_table(self) -> LinkTable | None: ...
         @property
         def dimension(self) -> int: ...
 
     # ------------------------------------------------------------------ by key
-    def _article_rows(self, titles: Sequence[str]) -> dict[str, tuple[float, int]]:
-        """title → (pagerank, n_sections) for those of ``titles`` in the graph.
+    def _article_rows(self, titles: Sequence[str]) -> dict[str, tuple[float, int, int]]:
+        """title → (pagerank, n_sections, node offset) for those of ``titles`` in the graph.
 
         A read-only store remembers them (they change only when a load writes), so a
         long-running reader looks each article up once.
         """
-        cache: dict[str, tuple[float, int]] | None = getattr(self, "_row_cache", None)
-        out: dict[str, tuple[float, int]] = {}
+        cache: dict[str, tuple[float, int, int]] | None = getattr(self, "_row_cache", None)
+        out: dict[str, tuple[float, int, int]] = {}
         for t in dict.fromkeys(titles):
             if cache is not None and t in cache:
                 out[t] = cache[t]
                 continue
-            for title, pr, n in self._pk(_ARTICLE_BY_TITLE, {"t": t}):
-                out[str(title)] = (float(pr or 0.0), int(n or 0))
+            for title, pr, n, offset in self._pk(_ARTICLE_BY_TITLE, {"t": t}):
+                out[str(title)] = (float(pr or 0.0), int(n or 0), int(offset))
                 if cache is not None:
                     if len(cache) >= _ROW_CACHE_MAX:
                         cache.clear()
@@ -280,11 +286,12 @@ class GraphReads:
         Direction is dropped: the reranker's walk is undirected. ``LINKS_TO``
         already sums the sections' ``MENTIONS``, so it covers both. An edge between
         two of ``titles`` comes once, from the end that sorts first (a link each way
-        is two edges). Each title is looked up by primary key, and its neighbours
-        come back as node offsets that the article table turns into titles (see the
-        module docstring). ``limit`` bounds the rows read, shared among the titles
-        (a guard for hub articles; which rows a truncated read keeps is Kùzu's scan
-        order); ``per_title`` caps the rows of one title and direction. Sorted by count,
+        is two edges). Neighbours come as node offsets that the article table turns
+        into titles (see the module docstring): from the link table when the graph
+        has one in step (strongest links first), else from Kùzu by primary key.
+        ``limit`` bounds the rows read, shared among the titles (a guard for hub
+        articles; which rows a read capped in Kùzu keeps is its scan order);
+        ``per_title`` caps the rows of one title and direction. Sorted by count,
         strongest first.
         """
         wanted = list(dict.fromkeys(titles))
@@ -294,9 +301,20 @@ class GraphReads:
         if per_title is not None:
             per = min(per, per_title)
         raw: list[tuple[str, int, int]] = []
-        for t in wanted:
-            for query in (_OUT_OFFSETS, _IN_OFFSETS):
-                raw.extend((t, int(o), int(n or 0)) for o, n in self._pk(query, {"t": t, "k": per}))
+        links = self.link_table()
+        if links is not None:
+            at = {t: row[2] for t, row in self._article_rows(wanted).items()}
+            for t in wanted:
+                if t in at:
+                    for incoming in (False, True):
+                        found = links.neighbours(at[t], incoming=incoming, k=per)
+                        raw.extend((t, o, n) for o, n in found)
+        else:
+            for t in wanted:
+                for query in (_OUT_OFFSETS, _IN_OFFSETS):
+                    raw.extend(
+                        (t, int(o), int(n or 0)) for o, n in self._pk(query, {"t": t, "k": per})
+                    )
         raw = raw[: int(limit)]
         names = self._titles_at([o for _, o, _ in raw])
         inside = set(wanted)
@@ -331,7 +349,7 @@ class GraphReads:
 
     def article_pageranks(self, titles: Sequence[str]) -> dict[str, float]:
         """Global PageRank of each of ``titles`` found in the graph (stubs have 0)."""
-        return {t: pr for t, (pr, _n) in self._article_rows(titles).items()}
+        return {t: row[0] for t, row in self._article_rows(titles).items()}
 
     def pagerank_bounds(self) -> tuple[float, float]:
         """Smallest positive and largest global PageRank; (0, 0) before PageRank ran.
@@ -436,7 +454,7 @@ class GraphReads:
         and its vector is a primary-key lookup.
         """
         out: list[tuple[SectionHit, list[float]]] = []
-        for title, (pr, n) in self._article_rows(titles).items():
+        for title, (pr, n, _offset) in self._article_rows(titles).items():
             for i in range(n):
                 sid = f"{title}::{i:04d}"
                 rows = self._pk(_SECTION_BY_ID, {"i": sid})

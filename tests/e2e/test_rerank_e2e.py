@@ -6,12 +6,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from kg_agent.ingest.pipeline import LoadReport
+from kg_agent.cli import SAMPLE_DUMP
+from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source
 from kg_agent.retrieval.base import Evidence
 from kg_agent.retrieval.rerank import GraphReranker, RerankWeights
 from kg_agent.store import GraphStore
+from kg_agent.store.link_table import FILE_NAME, write_link_table
 
 Opener = Callable[[Path], GraphStore]
 
@@ -85,3 +89,47 @@ def test_rerank_lifts_the_linked_candidate(store: GraphStore) -> None:
     # Global PageRank alone: Babbage is the most linked page in the sample.
     by_pr = GraphReranker(store, weights=RerankWeights(0.0, 1.0, 0.0)).rerank(evidence)
     assert by_pr[0].title == "Charles Babbage"
+
+
+def test_the_link_table_reads_what_kuzu_reads(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The load wrote a link table; where no cap binds it gives Kùzu's rows exactly."""
+    assert store.link_table() is not None
+    titles = [t for t, _ in store.outgoing_links("Charles Babbage")] + ["Charles Babbage", "COBOL"]
+    assert len(titles) > 5
+    from_table = store.link_neighbourhood(titles, limit=100_000)
+    capped = store.link_neighbourhood(["Charles Babbage"], limit=100_000, per_title=2)
+    monkeypatch.setattr(store, "link_table", lambda: None)
+    from_kuzu = store.link_neighbourhood(titles, limit=100_000)
+    assert from_table == from_kuzu and len(from_table) > 20
+    # Capped, the table keeps each direction's strongest links (Kùzu: its scan order).
+    everything = store.link_neighbourhood(["Charles Babbage"], limit=100_000)
+    assert len(capped) <= 4 and capped[0][2] == everything[0][2] == max(n for *_, n in everything)
+
+
+def test_a_link_table_older_than_the_graph_is_not_read(tmp_path: Path) -> None:
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, options=LoadOptions(progress=False, embeddings="none"))
+    with GraphStore.open(db) as store:
+        fresh = store.link_table()
+        assert fresh is not None and fresh.edges == store.count(
+            "MATCH (:Article)-[r:LINKS_TO]->(:Article) RETURN count(r)"
+        )
+        gen = store.generation_path()
+        assert gen is not None
+        export = tmp_path / "none.parquet"
+        pq.write_table(
+            pa.table(
+                {
+                    "s": pa.array([], pa.int64()),
+                    "d": pa.array([], pa.int64()),
+                    "n": pa.array([], pa.int64()),
+                }
+            ),
+            export,
+        )
+        write_link_table(export, 1, gen / FILE_NAME, "the key of other loads")
+    with GraphStore.open(db) as store:
+        assert store.link_table() is None  # stale: the reranker reads Kùzu instead
+        assert store.link_neighbourhood(["Charles Babbage"], limit=1000)
