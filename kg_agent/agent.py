@@ -135,7 +135,9 @@ class KnowledgeGraphAgent:
             )
         self.db_path = str(db_path)
         self.store = GraphStore.open(self.db_path, read_only=read_only)
-        self.embedder = embedder or Embedder()
+        # the graph's own model by default (its vectors are only comparable to its own);
+        # an embedder of another model is refused by the semantic retriever
+        self.embedder = embedder or Embedder(self.store.meta().get("model"))
         self.retriever = SemanticRetriever(self.store, self.embedder)
         self.retrieval = retrieval
         self.keyword = KeywordRetriever(self.store)

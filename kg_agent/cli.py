@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 import yaml
@@ -323,18 +323,70 @@ def reindex(db_path: str, quiet: bool) -> None:
 )
 @click.option(
     "--device",
-    type=click.Choice(["auto", "cpu", "cuda", "mps"]),
     default="auto",
     show_default=True,
+    metavar="auto|cpu|cuda[:N]|mps",
     help="Where the model runs; auto takes a GPU when torch sees one.",
 )
-@click.option("--batch-size", type=click.IntRange(min=1), help="Texts per model batch.")
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    help="Texts per model batch (default 16 on a CPU, 256 on a GPU).",
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    help="torch threads of the in-process model (default: torch's, one per core).",
+)
+@click.option(
+    "--precision",
+    type=click.Choice(["auto", "float32", "bfloat16", "float16"]),
+    default="auto",
+    show_default=True,
+    help="auto: fp16 on CUDA, bf16 on CPUs that have it natively, else fp32.",
+)
 @click.option(
     "--chunk",
     type=click.IntRange(min=1),
     default=10_000,
     show_default=True,
     help="Sections per resumable batch written to disk (an interruption loses at most one).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Embed every section again (e.g. with a new --model); the old vectors serve "
+    "queries until the new ones replace them.",
+)
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value="local",
+    default=None,
+    metavar="[ADDRESS]",
+    help="Run the model on Ray: a local Ray on this machine (no ADDRESS), 'auto' (the "
+    "cluster this machine belongs to) or ray://HEAD:10001. Needs kg-agent[ray].",
+)
+@click.option(
+    "--ray-workers", type=click.IntRange(min=1), help="Model actors (default: per GPU or CPU)."
+)
+@click.option(
+    "--ray-cpus-per-worker",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="CPUs each model actor takes (its torch threads).",
+)
+@click.option(
+    "--ray-gpus-per-worker",
+    type=click.FloatRange(min=0),
+    help="GPUs each model actor takes (default 1 when the cluster has GPUs).",
+)
+@click.option(
+    "--ray-storage",
+    help="Where shards live for a cluster: a path every node mounts, or a URI "
+    "(s3://bucket/prefix). Default: the work folder beside the database.",
 )
 @click.option("--no-cache", is_flag=True, help="Do not reuse or store cached embeddings.")
 @click.option("--restart", is_flag=True, help="Discard an interrupted run's batches.")
@@ -346,7 +398,15 @@ def embed(
     model: str | None,
     device: str,
     batch_size: int | None,
+    threads: int | None,
+    precision: str,
     chunk: int,
+    force: bool,
+    ray_address: str | None,
+    ray_workers: int | None,
+    ray_cpus_per_worker: float,
+    ray_gpus_per_worker: float | None,
+    ray_storage: str | None,
     no_cache: bool,
     restart: bool,
     as_json: bool,
@@ -355,26 +415,45 @@ def embed(
     """Embed the sections that have no vector (or one of older text), then index them.
 
     For a graph loaded with --embeddings later/none, or one that an incremental load
-    left partly embedded. Resumable: run it again after Ctrl-C or a crash.
+    left partly embedded; with --force, all of them (to switch model). Resumable: run
+    it again after Ctrl-C or a crash. --ray spreads the model over a Ray cluster.
     """
-    from kg_agent.embedding import Embedder, pick_device
+    from kg_agent.embedding import Embedder, Precision, check_device_name, pick_device
     from kg_agent.ingest.embed_graph import embed_graph
+    from kg_agent.ingest.embed_ray import RayOptions
     from kg_agent.store import GraphStore
 
     if model is None:
         with GraphStore.open(db_path) as store:
             model = store.meta().get("model")
-    kwargs: dict[str, Any] = {"device": pick_device(device)}
-    if batch_size:
-        kwargs["batch_size"] = batch_size
+    ray = None
+    if ray_address is not None:
+        ray = RayOptions(
+            address=None if ray_address == "local" else ray_address,
+            workers=ray_workers,
+            cpus_per_worker=ray_cpus_per_worker,
+            gpus_per_worker=ray_gpus_per_worker,
+            storage=ray_storage,
+        )
+    # with Ray the driver only plans and writes: its device is the actors' choice
+    where = check_device_name(device) if ray is not None else pick_device(device)
+    embedder = Embedder(
+        model,
+        device=where,
+        batch_size=batch_size,
+        threads=threads,
+        precision=cast(Precision, precision),
+    )
     report = embed_graph(
         db_path,
-        Embedder(model, **kwargs),
+        embedder,
         chunk=chunk,
         cache=not no_cache,
         restart=restart,
         progress=not quiet,
         say=None if quiet else (lambda msg: click.echo(msg, err=True)),
+        force=force,
+        ray=ray,
     )
     if as_json:
         _echo_json(report.as_dict())

@@ -11,13 +11,15 @@ autocast. On 2 EPYC cores that is ~90 passages/s against ~33 for
 ``SentenceTransformer.encode`` at batch 64 and ~17 for a naive loop, with the same
 Recall@2/@5 on 2WikiMultihopQA and a cosine of 0.99999 to the fp32 vectors.
 Shorter ``max_seq_length`` (128) and int8 quantisation are faster still but lose
-retrieval quality, so they are opt-in. Results come back in input order, fp32 and
-L2-normalised.
+retrieval quality, so they are opt-in. On a GPU the model runs in fp16 and in
+larger batches (:data:`GPU_BATCH_SIZE`), where small batches would leave it idle.
+Results come back in input order, fp32 and L2-normalised.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -41,11 +43,15 @@ DEFAULT_BATCH_SIZE = 16
 """Small batches keep activations in cache: on 2 CPU cores b16 was the fastest of 16-128."""
 DEFAULT_MAX_BATCH_TOKENS = 4096
 """Cap on padded tokens a batch (texts x longest); binds only past 256 word pieces at b16."""
+GPU_BATCH_SIZE = 256
+"""Texts a batch on CUDA or MPS, where a batch of 16 leaves the device idle between
+kernel launches (``scripts/bench_embed.py --device cuda`` sweeps it)."""
+GPU_MAX_BATCH_TOKENS = GPU_BATCH_SIZE * 256
 
 _DEFAULT_ALIASES = frozenset({DEFAULT_MODEL_NAME, "all-MiniLM-L6-v2"})
 
-Precision = Literal["auto", "float32", "bfloat16"]
-_PRECISIONS: tuple[str, ...] = ("auto", "float32", "bfloat16")
+Precision = Literal["auto", "float32", "bfloat16", "float16"]
+_PRECISIONS: tuple[str, ...] = ("auto", "float32", "bfloat16", "float16")
 _SIMPLE_MODULES = frozenset({"Transformer", "Pooling", "Normalize"})
 
 FloatArray = npt.NDArray[np.float32]
@@ -56,7 +62,7 @@ class EmbeddingConfig:
     """The embedding settings a CLI or a config file carries; :meth:`build` makes the Embedder."""
 
     model: str | None = None
-    batch_size: int = DEFAULT_BATCH_SIZE
+    batch_size: int | None = None  # None: DEFAULT_BATCH_SIZE on a CPU, GPU_BATCH_SIZE on a GPU
     max_seq_length: int | None = None
     threads: int | None = None
     quantize: bool = False
@@ -76,19 +82,35 @@ class EmbeddingConfig:
         )
 
 
-@lru_cache(maxsize=1)
+def check_device_name(device: str) -> str:
+    """``device`` if it names a device kg-agent can use (whether or not it is here)."""
+    if not isinstance(device, str) or not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", device):
+        raise InvalidArgumentError(f"unknown device {device!r}: use auto, cpu, cuda[:N] or mps")
+    return device
+
+
+@lru_cache(maxsize=4)
 def pick_device(device: str = "auto") -> str:
-    """``auto``: CUDA when torch sees a GPU, else Apple's MPS, else the CPU."""
-    if device != "auto":
+    """``auto``: CUDA when torch sees a GPU, else Apple's MPS, else the CPU. A device
+    named outright must exist: asking for a GPU that is not there is an error, not a
+    silent run on the CPU at a hundredth of the speed."""
+    if check_device_name(device) == "cpu":
         return device
     import torch
 
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise InvalidArgumentError(
+            f"device {device!r}: torch {torch.__version__} sees no CUDA GPU on this machine"
+        )
+    mps = getattr(torch.backends, "mps", None)
+    has_mps = mps is not None and mps.is_available()
+    if device == "mps" and not has_mps:
+        raise InvalidArgumentError("device 'mps': torch sees no Apple GPU on this machine")
+    if device != "auto":
+        return device
     if torch.cuda.is_available():
         return "cuda"
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
-        return "mps"
-    return "cpu"
+    return "mps" if has_mps else "cpu"
 
 
 def cpu_has_native_bf16() -> bool:
@@ -117,15 +139,17 @@ class Embedder:
     the model's own, 256 for MiniLM). ``threads`` sets torch's intra-op threads
     (process-wide) when the model loads. ``quantize`` converts the Linear layers to
     dynamic int8 (faster, but loses retrieval quality: off by default).
-    ``precision="auto"`` runs under bf16 autocast on CPUs with native bf16 and in
-    fp32 elsewhere; "float32" and "bfloat16" force one.
+    ``precision="auto"`` runs under bf16 autocast on CPUs with native bf16, in fp16
+    on CUDA and in fp32 elsewhere; "float32", "bfloat16" and "float16" (a GPU's) force
+    one. ``batch_size`` None takes :data:`DEFAULT_BATCH_SIZE` on a CPU and
+    :data:`GPU_BATCH_SIZE` on a GPU (whose token cap grows with it).
     """
 
     def __init__(
         self,
         model: str | None = None,
         *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: int | None = None,
         device: str = "cpu",
         max_seq_length: int | None = None,
         threads: int | None = None,
@@ -145,9 +169,15 @@ class Embedder:
                 raise InvalidArgumentError(f"{label} must be a positive integer, got {value!r}")
         if precision not in _PRECISIONS:
             raise InvalidArgumentError(f"precision must be one of {_PRECISIONS}, got {precision!r}")
+        if precision == "float16" and device.startswith("cpu"):
+            raise InvalidArgumentError("precision float16 is for a GPU; on a CPU use bfloat16")
         self._requested = model
         self._default = model is None or model in _DEFAULT_ALIASES
-        self.batch_size = batch_size
+        self._asked = (batch_size, max_batch_tokens)  # what config() hands on
+        on_gpu = not device.startswith("cpu")
+        self.batch_size = batch_size or (GPU_BATCH_SIZE if on_gpu else DEFAULT_BATCH_SIZE)
+        if on_gpu and batch_size is None and max_batch_tokens == DEFAULT_MAX_BATCH_TOKENS:
+            max_batch_tokens = GPU_MAX_BATCH_TOKENS
         self.device = device
         self.max_seq_length = max_seq_length
         self.threads = threads
@@ -175,9 +205,34 @@ class Embedder:
     @property
     def uses_bf16(self) -> bool:
         """Whether ``embed`` runs under bf16 autocast (decided from ``precision``)."""
-        if self.quantize or self.precision == "float32" or not self.device.startswith("cpu"):
+        if self.quantize or self.precision in ("float32", "float16"):
+            return False
+        if not self.device.startswith("cpu"):
             return False
         return self.precision == "bfloat16" or cpu_has_native_bf16()
+
+    @property
+    def uses_fp16(self) -> bool:
+        """Whether the model's weights are fp16 (on a GPU: ``auto`` on CUDA, or asked)."""
+        if self.quantize or self.device.startswith("cpu"):
+            return False
+        return self.precision == "float16" or (
+            self.precision == "auto" and self.device.startswith("cuda")
+        )
+
+    @property
+    def config(self) -> EmbeddingConfig:
+        """The settings that rebuild this embedder elsewhere (a Ray actor, say); batch
+        sizes left to the device stay so, since the actor's device may differ."""
+        return EmbeddingConfig(
+            model=self._requested,
+            batch_size=self._asked[0],
+            max_seq_length=self.max_seq_length,
+            threads=self.threads,
+            quantize=self.quantize,
+            precision=self.precision,
+            max_batch_tokens=self._asked[1],
+        )
 
     def _source(self) -> str:
         if self._default:
@@ -192,7 +247,12 @@ class Embedder:
         if self._dimension is None:
             self._dimension = self._dimension_from_files()
         if self._dimension is None:
-            dim = self.load().get_sentence_embedding_dimension()
+            model = self.load()
+            # renamed in sentence-transformers 5; the old name still works, with a warning
+            get = getattr(model, "get_embedding_dimension", None) or (
+                model.get_sentence_embedding_dimension
+            )
+            dim = get()
             if not dim:
                 raise InvalidArgumentError(f"model {self.name!r} does not report its dimension")
             self._dimension = int(dim)
@@ -210,6 +270,8 @@ class Embedder:
                 return None
             pooling = next(m for m in modules if str(m["type"]).endswith("Pooling"))
             cfg = json.loads((root / pooling["path"] / "config.json").read_text(encoding="utf-8"))
+            if isinstance(cfg.get("pooling_mode"), str):  # sentence-transformers 5 layout
+                return int(cfg["embedding_dimension"]) if cfg["pooling_mode"] == "mean" else None
             modes = [k for k, v in cfg.items() if k.startswith("pooling_mode") and v is True]
             if len(modes) != 1:
                 return None
@@ -252,6 +314,8 @@ class Embedder:
             model.max_seq_length = self.max_seq_length
         if self.quantize:
             model = self._quantized(model)
+        elif self.uses_fp16:
+            model = model.half()
         return model
 
     @staticmethod

@@ -9,6 +9,8 @@ the fp32 reference (``baseline``: plain ``SentenceTransformer.encode``).
 
     .venv/bin/python scripts/bench_embed.py --limit 2000
     .venv/bin/python scripts/bench_embed.py --settings baseline,bucket,bf16 --json out.json
+    .venv/bin/python scripts/bench_embed.py --stage --json out.json   # kg-agent embed:
+        # CPU 1/2 threads, local Ray 1/2 workers, CUDA batch sizes and fp16/fp32 on a GPU
 
 Data: ``../shared/data/multihop/2wikimultihopqa/{corpus,questions.dev}.json``
 relative to the project root (``--data`` overrides). Never touches a model hub.
@@ -484,6 +486,12 @@ def _machine() -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    args_in = sys.argv[1:] if argv is None else argv
+    if args_in[:1] == ["--stage"]:  # the whole embed stage: CPU threads, Ray, CUDA
+        from scripts.bench_embed_stage import main as stage
+
+        stage(args_in[1:])
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--limit", type=int, default=None, help="first N passages only")
     ap.add_argument(

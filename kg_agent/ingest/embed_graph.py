@@ -34,20 +34,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import LoadAborted
-from kg_agent.ingest.chunking import embedding_input
 from kg_agent.ingest.embed_cache import EmbeddingCache
-from kg_agent.ingest.embed_phase import embedder_identity, vectors_for
+from kg_agent.ingest.embed_phase import (
+    embedder_identity,
+    section_texts,
+    vector_rows,
+    vectors_for,
+)
+from kg_agent.ingest.embed_ray import RayOptions, embed_on_ray, split_shards
 from kg_agent.ingest.stage import LoadLock
 from kg_agent.progress import Progress
 from kg_agent.store import GraphStore
 from kg_agent.store.integrity import write_checksums
+from kg_agent.store.layout import default_buffer_pool_mb, vector_index_need_mb
 
 __all__ = ["EmbedReport", "embed_graph", "work_dir"]
 
@@ -71,6 +76,7 @@ class EmbedReport:
     sections: int = 0  # sections in the graph
     embedded: int = 0  # vectors computed or taken from the cache by this run
     cached: int = 0
+    computed: int = 0  # of those, run through the model (embedded less cached)
     replaced: int = 0  # older vectors of changed text
     resumed_batches: int = 0
     batches: int = 0
@@ -95,18 +101,25 @@ def embed_graph(
     restart: bool = False,
     progress: bool = True,
     say: Callable[[str], None] | None = None,
+    force: bool = False,
+    ray: RayOptions | None = None,
 ) -> EmbedReport:
     """Embed every section of the graph at ``db_path`` that lacks a current vector.
 
     ``embedder`` defaults to the model the graph records. A graph with no vectors
     yet may switch model (its vector table is recreated at the new dimension); one
-    with vectors refuses another model, as a load does.
+    with vectors refuses another model, as a load does, unless ``force``: then every
+    section is embedded again and the new vectors replace the old ones at the end
+    (until then the graph answers with the old ones). ``ray`` runs the model on a
+    Ray cluster (:mod:`kg_agent.ingest.embed_ray`) instead of in this process.
     """
     if chunk < 1:
         raise ValueError(f"chunk must be positive, got {chunk}")
     from kg_agent.ingest.pipeline import sigterm_as_interrupt
 
     job = _Embedding(db_path, embedder, chunk, cache, restart, progress)
+    job.force = force
+    job.ray = ray
     job.say = say or (lambda msg: None)
     with LoadLock(db_path), sigterm_as_interrupt():
         try:
@@ -136,6 +149,8 @@ class _Embedding:
         self.progress = progress
         self.root = work_dir(db_path)
         self.say: Callable[[str], None] = lambda msg: None
+        self.force = False
+        self.ray: RayOptions | None = None
 
     def run(self) -> EmbedReport:
         t0 = time.perf_counter()
@@ -149,12 +164,29 @@ class _Embedding:
         rows = int(plan["rows"])
         report.batches = -(-rows // self.chunk)
         t1 = time.perf_counter()
-        report.resumed_batches, report.cached = self._embed(todo, rows, embedder)
+        if self.ray is not None:
+            shards = split_shards(todo, self.root, self.chunk)
+            report.resumed_batches = embed_on_ray(
+                self.root,
+                shards,
+                embedder.config,
+                embedder.device,
+                self.ray,
+                total_rows=rows,
+                progress=self.progress,
+                say=self.say,
+            )
+        else:
+            report.resumed_batches, report.cached = self._embed(todo, rows, embedder)
         report.embedded = rows
+        report.computed = rows - report.cached
         report.seconds["embed"] = round(time.perf_counter() - t1, 3)
         t2 = time.perf_counter()
-        with GraphStore.open(self.db_path, read_only=False) as store:
-            report.replaced = self._write(store, plan)
+        # the pool holds what the HNSW build holds: every vector and its neighbours
+        need = vector_index_need_mb(report.sections, embedder.dimension)
+        pool = default_buffer_pool_mb(read_only=False, need_mb=need)
+        with GraphStore.open(self.db_path, read_only=False, buffer_pool_mb=pool) as store:
+            report.replaced = self._write(store, plan, embedder)
             report.seconds["write"] = round(time.perf_counter() - t2, 3)
             t3 = time.perf_counter()
             report.vector_index = store.build_vector_index()
@@ -171,6 +203,8 @@ class _Embedding:
         embedder = self.embedder or Embedder(recorded)
         if embedder.name == recorded and int(meta.get("dimension", 0)) == embedder.dimension:
             return embedder
+        if self.force:  # the old vectors serve queries until the new ones replace them
+            return embedder
         if store.table_counts().get("SectionVector", 0):
             store.check_model(dimension=embedder.dimension, model=embedder.name)  # raises
         store.reset_vectors(dimension=embedder.dimension, model=embedder.name)
@@ -181,6 +215,8 @@ class _Embedding:
         loads = sorted(str(load["id"]) for load in store.loads())
         counts = store.table_counts()
         key = [embedder_identity(embedder), loads, counts.get("Section"), self.chunk]
+        if self.force:
+            key.append("force")
         return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
 
     def _plan(self, store: GraphStore, embedder: Embedder) -> dict[str, Any]:
@@ -193,7 +229,7 @@ class _Embedding:
         shutil.rmtree(self.root, ignore_errors=True)
         (self.root / "batches").mkdir(parents=True)
         have = 0
-        if store.table_counts().get("SectionVector", 0):
+        if not self.force and store.table_counts().get("SectionVector", 0):
             have_file = self.root / "have.parquet"
             store.export_parquet(_VECTOR_KEYS, have_file)
             have = pq.read_metadata(have_file).num_rows
@@ -204,7 +240,13 @@ class _Embedding:
         else:
             store.export_parquet(_SECTIONS, todo)
         rows = pq.read_metadata(todo).num_rows if todo.exists() else 0
-        plan = {"fingerprint": fingerprint, "rows": rows, "stale": stale, "model": embedder.name}
+        plan = {
+            "fingerprint": fingerprint,
+            "rows": rows,
+            "stale": stale,
+            "model": embedder.name,
+            "force": self.force,
+        }
         tmp = plan_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(plan))
         tmp.replace(plan_file)
@@ -263,22 +305,10 @@ class _Embedding:
                     out = self._batch_path(i)
                     if out.exists():
                         continue
-                    texts = [
-                        embedding_input(a, h, t)
-                        for a, h, t in zip(
-                            batch.column("article").to_pylist(),
-                            batch.column("heading_path").to_pylist(),
-                            batch.column("text").to_pylist(),
-                            strict=True,
-                        )
-                    ]
-                    vectors, cached = vectors_for(texts, embedder, store, prog)
+                    vectors, cached = vectors_for(section_texts(batch), embedder, store, prog)
                     hits += cached
-                    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
-                    emb = pa.FixedSizeListArray.from_arrays(flat, embedder.dimension)
-                    table = pa.table(
-                        [batch.column("id"), batch.column("text_hash"), emb],
-                        names=["id", "text_hash", "embedding"],
+                    table = vector_rows(
+                        batch.column("id"), batch.column("text_hash"), vectors, embedder.dimension
                     )
                     tmp = out.with_name(out.name + ".tmp")
                     pq.write_table(table, tmp)
@@ -290,9 +320,19 @@ class _Embedding:
         return len(done), hits
 
     # ------------------------------------------------------------------ write
-    def _write(self, store: GraphStore, plan: dict[str, Any]) -> int:
+    def _write(self, store: GraphStore, plan: dict[str, Any], embedder: Embedder) -> int:
         files = sorted((self.root / "batches").glob("b*.parquet"))
         stale = [str(s) for s in plan.get("stale", [])]
+        if plan.get("force"):
+            # every vector replaced, perhaps by another model: a new table (the only
+            # way to drop an index in Kùzu 0.11.3), the model recorded with it, then
+            # one COPY; a rerun after a kill in between does the same again
+            replaced = int(store.table_counts().get("SectionVector", 0))
+            store.reset_vectors(dimension=embedder.dimension, model=embedder.name)
+            store.set_meta(embeddings="partial")
+            store.copy_parquet("SectionVector", files)
+            store.set_meta(embeddings="complete")
+            return replaced
         if not files and not stale:
             return 0
         kept_done = self.root / "kept.done"

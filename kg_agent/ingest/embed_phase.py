@@ -20,18 +20,52 @@ from kg_agent.ingest.embed_cache import EmbeddingCache
 from kg_agent.ingest.stage import Stage
 from kg_agent.progress import Progress
 
-__all__ = ["embed_shards", "embedder_identity", "vectors_for"]
+__all__ = [
+    "embed_shards",
+    "embedder_identity",
+    "section_texts",
+    "vector_rows",
+    "vectors_for",
+]
 
 
 def embedder_identity(embedder: Embedder) -> str:
-    """What makes two embedders' vectors interchangeable (the cache key's scope)."""
+    """What makes two embedders' vectors interchangeable (the cache key's scope):
+    the model and every setting that moves a vector past float noise."""
     parts = [
         embedder.name,
         f"seq={getattr(embedder, 'max_seq_length', None)}",
         f"int8={getattr(embedder, 'quantize', False)}",
         f"bf16={getattr(embedder, 'uses_bf16', False)}",
     ]
+    if getattr(embedder, "uses_fp16", False):  # added only when on: older keys stay valid
+        parts.append("fp16=True")
     return "|".join(parts)
+
+
+def vector_rows(
+    ids: pa.Array | pa.ChunkedArray,
+    text_hashes: pa.Array | pa.ChunkedArray,
+    vectors: npt.NDArray[np.float32],
+    dimension: int,
+) -> pa.Table:
+    """The rows of ``SectionVector`` (id, text_hash, embedding) as a batch file holds them."""
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+    emb = pa.FixedSizeListArray.from_arrays(flat, dimension)
+    return pa.table([ids, text_hashes, emb], names=["id", "text_hash", "embedding"])
+
+
+def section_texts(table: pa.Table | pa.RecordBatch) -> list[str]:
+    """What the model reads for each section row (article, heading path, text)."""
+    return [
+        embedding_input(a, h, t)
+        for a, h, t in zip(
+            table.column("article").to_pylist(),
+            table.column("heading_path").to_pylist(),
+            table.column("text").to_pylist(),
+            strict=True,
+        )
+    ]
 
 
 def embed_shards(
@@ -60,24 +94,12 @@ def embed_shards(
                 stage.embedded.mark(unit, {"unit": unit, "sections": 0})
                 continue
             table = pq.read_table(path)
-            texts = [
-                embedding_input(a, h, t)
-                for a, h, t in zip(
-                    table.column("article").to_pylist(),
-                    table.column("heading_path").to_pylist(),
-                    table.column("text").to_pylist(),
-                    strict=True,
-                )
-            ]
-            vectors, cached = vectors_for(texts, embedder, store, prog)
+            vectors, cached = vectors_for(section_texts(table), embedder, store, prog)
             hits += cached
-            flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
-            emb = pa.FixedSizeListArray.from_arrays(flat, embedder.dimension)
             out = stage.embedded.path(unit, "vectors")
             tmp = out.with_name(out.name + ".tmp")
-            rows = pa.table(
-                [table.column("id"), table.column("text_hash"), emb],
-                names=["id", "text_hash", "embedding"],
+            rows = vector_rows(
+                table.column("id"), table.column("text_hash"), vectors, embedder.dimension
             )
             pq.write_table(rows, tmp)
             tmp.replace(out)

@@ -28,6 +28,7 @@ import os
 import resource
 import shutil
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -60,7 +61,13 @@ from kg_agent.store.indexes import (
     sync_text_index,
 )
 from kg_agent.store.integrity import write_checksums
-from kg_agent.store.layout import collect_garbage, install, new_database_path
+from kg_agent.store.layout import (
+    collect_garbage,
+    default_buffer_pool_mb,
+    install,
+    new_database_path,
+    vector_index_need_mb,
+)
 from kg_agent.store.upgrade import upgrade_graph
 
 __all__ = [
@@ -176,7 +183,25 @@ class LoadReport:
 def _peak_rss_mib() -> dict[str, int]:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10  # KiB on Linux
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss >> 10
-    return {"loader": int(own), "largest_child": int(child)}
+    out = {"loader": int(own), "largest_child": int(child)}
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                out["loader_now"] = int(line.split()[1]) >> 10
+    return out
+
+
+def _trim_heap() -> None:
+    """Hand freed heap back to the OS after a phase (glibc keeps it otherwise): the
+    resolve phase's per-title sets would stay in the loader's memory through the write
+    and the indexes, where Kùzu's buffer pool needs the room."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+            import gc
+
+            gc.collect()
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 @contextlib.contextmanager
@@ -214,6 +239,7 @@ class Loader:
         self.options = options or LoadOptions()
         self._on_phase = on_phase
         self._say = say or (lambda msg: None)
+        self._pool_mb: int | None = None  # the writer's buffer pool, once sized
         self._live: list[str] = []  # the graph's text index generation: never collected
 
     # ------------------------------------------------------------------ entry point
@@ -293,6 +319,7 @@ class Loader:
         t0 = time.perf_counter()
         out = fn()
         report.timings[phase] = round(time.perf_counter() - t0, 3)
+        _trim_heap()
         report.peak_rss_mib[phase] = _peak_rss_mib()
         return out
 
@@ -372,7 +399,7 @@ class Loader:
             dimension=self.embedder.dimension,
             embeddings=opts.embeddings,
             fresh=fresh,
-            buffer_pool_mb=opts.buffer_pool_mb,
+            buffer_pool_mb=self._writer_pool_mb(stage, fresh, report.sections),
             progress=opts.progress,
         )
         text = TextSource(
@@ -387,6 +414,25 @@ class Loader:
         else:
             self._write_into(job, text, report)
         report.new_articles = report.articles - report.replaced_articles
+
+    def _writer_pool_mb(self, stage: Stage, fresh: bool, sections: int) -> int:
+        """The write's buffer pool: what ``--buffer-pool-mb`` says, else what the work
+        holds at once (see :func:`~kg_agent.store.layout.default_buffer_pool_mb`): the
+        vectors of the HNSW build, and when adding to a graph its one transaction."""
+        if self.options.buffer_pool_mb:
+            return self.options.buffer_pool_mb
+        need = 0
+        if self.options.embeddings == "now":
+            total = sections
+            if not fresh:
+                with GraphStore.open(self.db_path, read_only=True) as store:
+                    total += int(store.table_counts().get("Section", 0))
+            need = vector_index_need_mb(total, self.embedder.dimension)
+        if not fresh:  # a transaction's pages stay in the pool until it commits
+            staged = sum(f.stat().st_size for f in stage.root.rglob("*.parquet"))
+            need = max(need, 3 * staged // 2**20 + 512)
+        self._pool_mb = default_buffer_pool_mb(read_only=False, need_mb=need)
+        return self._pool_mb
 
     def _prepare(self, stage: Stage, parsed: ParseResult, fresh: bool) -> dict[str, Any]:
         if fresh:
@@ -417,6 +463,11 @@ class Loader:
         try:
             out = self._timed("write", report, lambda: write_graph(job, store))
             report.rows_written = out["rows_written"]
+            # reopened: the pool the write filled is emptied before the indexes need room
+            store.close()
+            store = GraphStore.open(
+                new, read_only=False, buffer_pool_mb=job.buffer_pool_mb, home=target
+            )
             steps = self._timed(
                 "index",
                 report,
@@ -460,7 +511,9 @@ class Loader:
 
     def _index(self, load: dict[str, Any], text: TextSource | None, report: LoadReport) -> None:
         with GraphStore.open(
-            self.db_path, read_only=False, buffer_pool_mb=self.options.buffer_pool_mb
+            self.db_path,
+            read_only=False,
+            buffer_pool_mb=self.options.buffer_pool_mb or self._pool_mb,
         ) as store:
             sync = None
             if text is not None:
@@ -471,11 +524,19 @@ class Loader:
             steps = self._timed(
                 "index",
                 report,
-                lambda: finalize_indexes(store, text=sync, progress=self.options.progress),
+                lambda: finalize_indexes(
+                    store, text=sync, progress=self.options.progress, linker=False
+                ),
             )
             report.timings.update({f"index.{k}": v for k, v in steps.items()})
             store.set_load_status(str(load["id"]), "complete")
         write_checksums(self.db_path)
+        # as for a new graph: the linker is built once the writer's pool is gone
+        t0 = time.perf_counter()
+        save_linker_apart(self.db_path)
+        took = round(time.perf_counter() - t0, 3)
+        report.timings["index.entity_linker"] = took
+        report.timings["index"] = round(report.timings.get("index", 0.0) + took, 3)
 
     def _finish_committed(
         self, src: str, fp: str, previous: dict[str, Any], report: LoadReport
@@ -543,10 +604,27 @@ def reindex(db_path: str, *, progress: bool = True) -> dict[str, Any]:
         return _reindex(db_path, upgraded, progress=progress)
 
 
+def _reindex_pool_mb(db_path: str) -> int:
+    """A reindex's writer pool: enough for the HNSW build when the graph has vectors."""
+    if os.environ.get("KG_AGENT_BUFFER_POOL_MB"):
+        return default_buffer_pool_mb(read_only=False)
+    try:
+        with GraphStore.open(db_path, read_only=True) as store:
+            vectors = int(store.table_counts().get("SectionVector", 0))
+            dimension = store.dimension
+    except Exception:  # a graph only a writer can open (recovery pending): no estimate
+        vectors = dimension = 0
+    return default_buffer_pool_mb(
+        read_only=False, need_mb=vector_index_need_mb(vectors, dimension) if vectors else 0
+    )
+
+
 def _reindex(db_path: str, upgraded: bool, *, progress: bool) -> dict[str, Any]:
-    with GraphStore.open(db_path, read_only=False) as store:
+    with GraphStore.open(
+        db_path, read_only=False, buffer_pool_mb=_reindex_pool_mb(db_path)
+    ) as store:
         store.set_meta(text_stale="1", indexes_stale="1")
-        steps = finalize_indexes(store, progress=progress)
+        steps = finalize_indexes(store, progress=progress, linker=False)
         status = store.index_status()
         missing = [
             name
@@ -561,6 +639,9 @@ def _reindex(db_path: str, upgraded: bool, *, progress: bool) -> dict[str, Any]:
             if load.get("status") != "complete":
                 store.set_load_status(str(load["id"]), "complete")
     write_checksums(db_path)
+    t0 = time.perf_counter()
+    save_linker_apart(db_path)  # once the writer's pool is gone (see _write_new)
+    steps["entity_linker"] = round(time.perf_counter() - t0, 3)
     if missing:
         raise KGAgentError(f"reindex of {db_path} could not build: {', '.join(missing)}")
     return {"upgraded": upgraded, "timings": steps, "embeddings": status.embeddings}

@@ -37,10 +37,33 @@ from kg_agent.ingest.prepare import count_rows
 from kg_agent.ingest.stage import Stage
 from kg_agent.progress import Progress
 from kg_agent.store import GraphStore
+from kg_agent.store.layout import default_buffer_pool_mb
 
 __all__ = ["WriteJob", "write_graph", "write_in_child"]
 
 _LOOKUP = 5000
+#: A group of staged parquet files copied into a new graph in one statement takes at
+#: most 1/_POOL_PER_GROUP_BYTE of the buffer pool in compressed bytes (Kùzu's pages of
+#: a parquet byte measured at up to ~2.5 bytes; the rest is headroom for the indexes
+#: and rel lists Kùzu builds as it copies).
+_POOL_PER_GROUP_BYTE = 8
+_MIN_GROUP_BYTES = 16 * 2**20
+
+
+def _groups(files: list[Path], budget: int) -> list[list[Path]]:
+    """``files`` in order, cut into groups of at most ``budget`` bytes (a larger file
+    alone)."""
+    out: list[list[Path]] = []
+    size = 0
+    for f in files:
+        n = f.stat().st_size
+        if out and size + n <= budget:
+            out[-1].append(f)
+            size += n
+        else:
+            out.append([f])
+            size = n
+    return out
 
 
 @dataclass(slots=True)
@@ -118,14 +141,29 @@ class _Copier:
         self.replaced = 0
         self.tmp = Path(tempfile.mkdtemp(prefix="copy-", dir=stage.root))
         self.prog = Progress("write", unit="rows", enabled=progress)
+        pool = job.buffer_pool_mb or default_buffer_pool_mb(read_only=False)
+        self.group_bytes = max(_MIN_GROUP_BYTES, pool * 2**20 // _POOL_PER_GROUP_BYTE)
 
     def copy(self, table: str, files: list[Path], columns: list[str] | None = None) -> None:
-        if files:
-            n = count_rows(files)
-            self.prog.update(0, extra=f"{table} ({n:,} rows)")
-            self.store.copy_parquet(table, files, columns=columns)
-            self.rows += n
-            self.prog.update(n)
+        """``COPY`` the files into ``table``: in one statement when adding to a graph
+        (one transaction), in groups of bounded size into a new graph.
+
+        Why groups: a Kùzu transaction keeps every page it writes in the buffer pool
+        until it commits, so one ``COPY`` of a whole Wikipedia's sections needs a pool
+        as large as that table (measured: a 256 MB pool cannot take one ``COPY`` of
+        300 MB of vectors). A new graph commits each group (it is only renamed into
+        place when whole), so its pool is bounded by a group, not by the dump.
+        """
+        if not files:
+            return
+        n = count_rows(files)
+        self.prog.update(0, extra=f"{table} ({n:,} rows)")
+        groups = _groups(files, self.group_bytes) if self.job.fresh else [files]
+        for group in groups:
+            self.store.copy_parquet(table, group, columns=columns)
+            done = count_rows(group) if len(groups) > 1 else n
+            self.rows += done
+            self.prog.update(done)
 
     def validate(self) -> None:
         """Check that every edge ends at an article this load or the graph holds.

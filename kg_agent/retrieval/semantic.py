@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from kg_agent.embedding import Embedder
-from kg_agent.exceptions import InvalidArgumentError
+from kg_agent.exceptions import InvalidArgumentError, SchemaMismatchError
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
 from kg_agent.store import GraphStore, SectionHit
 
@@ -102,9 +102,10 @@ class SemanticRetriever(Retriever):
         meta = store.meta()
         model = meta.get("model")
         if model and model != embedder.name:
-            raise InvalidArgumentError(
-                f"the graph was embedded with {model}, but the query embedder is "
-                f"{embedder.name}: use the same model"
+            raise SchemaMismatchError(
+                f"the graph {store.path} was embedded with {model}, but the query embedder "
+                f"is {embedder.name}: query with {model}, or re-embed the graph with "
+                f"'kg-agent embed --db {store.path} --model {embedder.name} --force'"
             )
         self.store = store
         self.embedder = embedder

@@ -289,8 +289,9 @@ class GraphStore(GraphReads, VectorWrites):
             raise SchemaMismatchError(
                 f"database {self.path} was built with embedding model "
                 f"{meta.get('model')} (dimension {meta.get('dimension')}); "
-                f"this load uses {model} (dimension {dimension}): use the same model "
-                "or a new database"
+                f"this one is {model} (dimension {dimension}): use the same model, a new "
+                f"database, or re-embed it with 'kg-agent embed --db {self.path} --model "
+                f"{model} --force'"
             )
 
     def meta(self) -> dict[str, str]:

@@ -131,15 +131,34 @@ def total_memory_bytes() -> int:
     return int(total)
 
 
-def default_buffer_pool_mb(read_only: bool) -> int:
-    """Kùzu's buffer pool, sized from the machine (``KG_AGENT_BUFFER_POOL_MB`` overrides).
+#: A writer's pool when its work needs no more: a new graph is copied in groups the
+#: pool bounds (``ingest/write.py``), and the indexes without vectors stream.
+WRITER_POOL_MB = 2048
 
-    It is a cap that Kùzu fills only as needed. A writer gets 60% of memory (a
-    fixed 2 GiB failed to build indexes at 100k articles), a reader 25%: several
-    readers may share the machine, and queries touch few pages.
+
+def default_buffer_pool_mb(read_only: bool, *, need_mb: int = 0) -> int:
+    """Kùzu's buffer pool, sized from the work and the machine
+    (``KG_AGENT_BUFFER_POOL_MB`` overrides).
+
+    Kùzu keeps the pages it read or wrote until the pool is full, so the pool is what
+    a long job's memory grows to, not only a cap. A reader gets 25% of memory (several
+    may share the machine, and queries touch few pages). A writer gets
+    :data:`WRITER_POOL_MB`, or ``need_mb`` when its work must hold more at once (a
+    transaction that adds to a graph keeps its pages until it commits; Kùzu's HNSW
+    build holds the vectors), and never more than 60% of memory.
     """
     env = os.environ.get("KG_AGENT_BUFFER_POOL_MB", "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
-    share = 0.25 if read_only else 0.6
-    return max(512, int(total_memory_bytes() * share) // _MB)
+    total = total_memory_bytes() // _MB
+    if read_only:
+        return max(512, total // 4)
+    return max(512, min(max(WRITER_POOL_MB, int(need_mb)), int(total * 0.6)))
+
+
+def vector_index_need_mb(sections: int, dimension: int) -> int:
+    """Buffer pool that Kùzu's HNSW build over ``sections`` vectors needs: the vectors
+    and their neighbour lists, with headroom (``scripts/bench_scale.py --hnsw-sizes``)."""
+    vectors = sections * dimension * 4
+    graph = sections * 2 * 64 * 8  # upper and lower layers, ~64 neighbours of 8 bytes
+    return int(1.5 * (vectors + graph)) // _MB + 512

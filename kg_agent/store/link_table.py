@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -31,7 +31,7 @@ FILE_NAME = "links.bin"
 _MAGIC = "kg-agent link table"
 _FORMAT = 1
 _HEADER = 4096
-_RANGE_EDGES = 8_000_000  # links sorted at once: ~200 MB
+_RANGE_EDGES = 4_000_000  # links sorted at once: ~100 MB
 _BATCH = 1 << 20
 
 
@@ -64,15 +64,18 @@ def _degrees(exported: Path, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _fill(
     exported: Path,
+    out: BinaryIO,
     ptr: np.ndarray,
-    nbr: np.ndarray,
-    cnt: np.ndarray,
+    nbr_at: int,
+    cnt_at: int,
     *,
     key: str,
     other: str,
 ) -> None:
     """Sort the links by (key article, count descending, neighbour) one range of key
-    articles at a time, and write each range's neighbours and counts in place."""
+    articles at a time, and write each range's neighbours and counts at their place in
+    the file. Plain writes rather than a writable memory map, whose dirty pages would
+    count against the process's memory until the kernel writes them back."""
     n_nodes = len(ptr) - 1
     lo = 0
     while lo < n_nodes:
@@ -85,22 +88,26 @@ def _fill(
             k = batch.column(0).to_numpy()
             inside = (k >= lo) & (k < hi)
             if inside.any():
-                keys.append(k[inside])
-                others.append(batch.column(1).to_numpy()[inside])
-                counts.append(batch.column(2).fill_null(0).to_numpy()[inside])
+                keys.append(k[inside].astype(np.int32))
+                others.append(batch.column(1).to_numpy()[inside].astype(np.int32))
+                counts.append(batch.column(2).fill_null(0).to_numpy()[inside].astype(np.int32))
         if keys:
             k, o, c = np.concatenate(keys), np.concatenate(others), np.concatenate(counts)
+            del keys, others, counts
             order = np.lexsort((o, -c, k))
-            start, end = int(ptr[lo]), int(ptr[hi])
-            nbr[start:end] = o[order]
-            cnt[start:end] = c[order]
+            start = int(ptr[lo])
+            out.seek(nbr_at + 4 * start)
+            out.write(o[order].tobytes())
+            out.seek(cnt_at + 4 * start)
+            out.write(c[order].tobytes())
         lo = hi
 
 
 def write_link_table(exported: Path, n_nodes: int, target: Path, key: str) -> int:
     """Turn an export of the links (``s``, ``d``, ``n``: source and target node
     offsets, count) into the table at ``target``, for a graph whose loads give ``key``.
-    Returns the number of links."""
+    Returns the number of links. Memory: the degree arrays (16 bytes an article) and
+    one range of :data:`_RANGE_EDGES` links, whatever the graph's size."""
     out_deg, in_deg = _degrees(exported, n_nodes)
     n_edges = int(out_deg.sum())
     layout = _layout(n_nodes, n_edges)
@@ -112,30 +119,24 @@ def write_link_table(exported: Path, n_nodes: int, target: Path, key: str) -> in
     with open(tmp, "wb") as fh:
         fh.write(header.ljust(_HEADER, b" "))
         fh.truncate(size)
-
-    maps = {
-        name: np.memmap(tmp, dtype=dtype, mode="r+", offset=pos, shape=(max(length, 1),))
-        for name, (pos, length, dtype) in layout.items()
-    }
-    for direction, deg, key_col, other_col in (
-        ("out", out_deg, "s", "d"),
-        ("in", in_deg, "d", "s"),
-    ):
-        ptr = maps[f"{direction}_ptr"]
-        ptr[0] = 0
-        np.cumsum(deg, out=ptr[1:])
-        _fill(
-            exported,
-            ptr,
-            maps[f"{direction}_nbr"][:n_edges],
-            maps[f"{direction}_cnt"][:n_edges],
-            key=key_col,
-            other=other_col,
-        )
-    for array in maps.values():
-        array.flush()
-    del maps
-    with open(tmp, "rb+") as fh:
+        for direction, deg, key_col, other_col in (
+            ("out", out_deg, "s", "d"),
+            ("in", in_deg, "d", "s"),
+        ):
+            ptr = np.zeros(n_nodes + 1, dtype=np.int64)
+            np.cumsum(deg, out=ptr[1:])
+            fh.seek(layout[f"{direction}_ptr"][0])
+            fh.write(ptr.tobytes())
+            _fill(
+                exported,
+                fh,
+                ptr,
+                layout[f"{direction}_nbr"][0],
+                layout[f"{direction}_cnt"][0],
+                key=key_col,
+                other=other_col,
+            )
+        fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, target)
     return n_edges
@@ -154,9 +155,11 @@ class LinkTable:
         self.nodes = int(meta["nodes"])
         self.edges = int(meta["edges"])
         self._arrays = {
-            name: np.memmap(path, dtype=dtype, mode="r", offset=pos, shape=(max(length, 1),))[
-                :length
-            ]
+            name: (
+                np.memmap(path, dtype=dtype, mode="r", offset=pos, shape=(length,))
+                if length
+                else np.zeros(0, dtype=dtype)
+            )
             for name, (pos, length, dtype) in _layout(self.nodes, self.edges).items()
         }
 

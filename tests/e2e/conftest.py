@@ -69,3 +69,11 @@ def open_store() -> Iterator[object]:
     yield _open
     for s in opened:
         s.close()
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A second real sentence-transformers model (1 layer, 32 dimensions), made offline."""
+    from tests.support.models import make_tiny_model
+
+    return make_tiny_model(tmp_path_factory.mktemp("models") / "tiny")

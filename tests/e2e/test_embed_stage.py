@@ -19,6 +19,7 @@ import pytest
 from kg_agent.agent import KnowledgeGraphAgent
 from kg_agent.cli import SAMPLE_DUMP
 from kg_agent.embedding import Embedder
+from kg_agent.exceptions import SchemaMismatchError
 from kg_agent.ingest.embed_graph import work_dir
 from kg_agent.ingest.pipeline import LoadOptions, load_source
 from kg_agent.retrieval.semantic import SEMANTIC_OFF
@@ -165,3 +166,73 @@ def test_embed_fills_in_what_a_graph_first_addition_left_out(tmp_path: Path) -> 
     with GraphStore.open(db) as store:
         assert store.index_status().vector
         assert store.vector_search(question, 1)[0].title == "Velvet teapot"
+
+
+def state(db: Path) -> tuple[dict[str, int], dict[str, str]]:
+    with GraphStore.open(db) as store:
+        return store.table_counts(), store.meta()
+
+
+def test_another_model_is_refused_then_forced(tmp_path: Path, tiny_model: Path) -> None:
+    """A graph records its model: another is refused in one line (graph unchanged) and
+    ``--force`` re-embeds every section with it; the agent then follows the graph."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, options=LoadOptions(progress=False))
+    before = state(db)
+    refused = embed(db, "--model", str(tiny_model))
+    errors = [ln for ln in refused.stderr.splitlines() if ln.startswith("Error:")]
+    assert refused.returncode == 1 and len(errors) == 1, refused.stderr
+    assert "all-MiniLM-L6-v2" in errors[0] and "--force" in errors[0]
+    assert state(db) == before
+    forced = embed(db, "--model", str(tiny_model), "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    report = json.loads(forced.stdout)
+    assert report["embedded"] == report["computed"] == report["replaced"] == 145
+    counts, meta = state(db)
+    assert counts["SectionVector"] == 145
+    assert (meta["model"], meta["dimension"], meta["embeddings"]) == (
+        str(tiny_model),
+        "32",
+        "complete",
+    )
+    assert {len(v) for v in vectors(db).values()} == {32}
+    with GraphStore.open(db) as store:
+        assert store.index_status().vector
+    with KnowledgeGraphAgent(db_path=str(db), offline=True) as agent:
+        assert agent.embedder.name == str(tiny_model)  # the graph's model, by default
+        assert agent.query("Who built the Harvard Mark I?").evidence
+    with pytest.raises(SchemaMismatchError, match="--force"):
+        KnowledgeGraphAgent(db_path=str(db), embedder=Embedder(), offline=True)
+
+
+def test_a_changed_section_is_the_only_one_computed(tmp_path: Path) -> None:
+    """A re-load with one passage edited: the next embed runs the model on that one
+    section (the others' vectors come back from the embedding cache)."""
+    env = dict(ENV, KG_AGENT_CACHE_DIR=str(tmp_path / "cache"))
+    passages = [
+        {
+            "title": "Tide mill",
+            "text": "A tide mill is a water mill driven by the tides.",
+        },
+        {"title": "Windpump", "text": "A windpump is a windmill that pumps water from a well."},
+        {"title": "Noria", "text": "A noria is a wheel that lifts water into a small aqueduct."},
+    ]
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps(passages))
+    db = tmp_path / "g.kuzu"
+    load_source(corpus, db, options=LoadOptions(progress=False, embeddings="later"))
+    args = [*kg_agent_exe(), "embed", "--db", str(db), "--json"]
+    first = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["computed"] == 3
+    before = vectors(db)
+    passages[1]["text"] = "A windpump is a windmill used to pump water, often on farms."
+    corpus.write_text(json.dumps(passages))
+    load_source(corpus, db, options=LoadOptions(progress=False, embeddings="later", force=True))
+    again = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert (report["computed"], report["cached"]) == (1, 2)
+    after = vectors(db)
+    moved = [k for k in after if float(np.dot(after[k], before[k])) < 0.9999]
+    assert moved == ["Windpump::0000"]
