@@ -34,7 +34,7 @@ from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
 from kg_agent.retrieval.entities import QuestionEntityLinker
 from kg_agent.retrieval.graph_walk import EntityGraphRetriever, evidence_tier
 from kg_agent.retrieval.hybrid import HybridRetriever
-from kg_agent.retrieval.keyword import KeywordRetriever
+from kg_agent.retrieval.keyword import KeywordRetriever, text_off
 from kg_agent.retrieval.multi_query import (
     EXPANSION_MODEL,
     MAX_QUESTION_CHARS,
@@ -448,6 +448,8 @@ class KnowledgeGraphAgent:
         graph = self._graph_answer(q, trace)
         if not self.retriever.enabled:
             warnings.append(SEMANTIC_OFF)
+        if self.retrieval != "dense" and not self.keyword.enabled:
+            warnings.append(text_off(self.store))
         use_multistep = self.enable_multistep if multistep is None else multistep
         ms_trace: dict[str, Any] | None = None
         t0 = time.perf_counter()

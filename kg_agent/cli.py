@@ -669,11 +669,21 @@ def ask(
             where = f" — {c.heading_path}" if c.heading_path else ""
             click.echo(f"  [{c.n}] {c.title}{where}")
     if show_evidence:
-        click.echo("\nEvidence (ranked):")
+        from kg_agent.retrieval.graph_walk import evidence_tier
+
+        # Graph retrieval ranks in tiers (named in the question, one link away, found
+        # by text search) and by score within a tier: a score is comparable only to
+        # the scores of its own tier, so the tier is printed beside it.
+        names = {3: "named", 2: "linked", 1: "bridge", 0: "search"}
+        click.echo(
+            "\nEvidence, best first (tier: named in the question > linked to those > "
+            "found by search; a score ranks within its tier):"
+        )
         for i, ev in enumerate(result.evidence, 1):
             parts = ", ".join(f"{k} {v:.3f}" for k, v in ev.scores.items())
             where = f" — {ev.heading_path}" if ev.heading_path else ""
-            click.echo(f"  [{i}] score {ev.score:.3f}  {ev.title}{where}  ({parts})")
+            tier = names.get(evidence_tier(ev), "search")
+            click.echo(f"  {i}. [{tier}] score {ev.score:.3f}  {ev.title}{where}  ({parts})")
     if show_trace:
         click.echo("\nTrace:")
         for stage in result.trace:
@@ -701,8 +711,14 @@ def ask(
 
 
 @main.command()
-@click.argument("name")
-@_db_option
+@click.argument("name", required=False)
+@click.option(
+    "--db",
+    "db_path",
+    envvar="KG_AGENT_DB",
+    type=click.Path(dir_okay=True, file_okay=True, path_type=str),
+    help="Path of the Kùzu database (env: KG_AGENT_DB); not needed with --list.",
+)
 @click.option(
     "--param",
     "-p",
@@ -720,8 +736,8 @@ def ask(
 @click.option("--list", "list_queries", is_flag=True, help="List the pack queries and exit.")
 @_library_errors
 def cypher(
-    name: str,
-    db_path: str,
+    name: str | None,
+    db_path: str | None,
     params: tuple[str, ...],
     cypher_pack_path: str | None,
     list_queries: bool,
@@ -747,8 +763,10 @@ def cypher(
             raise CypherPackError(f"--param {item!r} is not KEY=VALUE")
         values[key] = value
     chosen = next((p for p in packs.values() if name in p), None)
-    if name is None or chosen is None:
+    if chosen is None:
         raise CypherPackError(f"no pack query named {name!r} (see --list)")
+    if not db_path:
+        raise InvalidArgumentError("--db PATH (or KG_AGENT_DB) is needed to run a query")
     with GraphStore.open(db_path, read_only=True) as store:
         rows = run_query(store, chosen, name, **values)
     for row in rows:

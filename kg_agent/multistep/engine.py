@@ -295,7 +295,8 @@ class MultiStepEngine(Retriever):
         steps.append(
             StepTrace(
                 step=step_no + 1,
-                query=" | ".join(bridge.queries),
+                # no query when the gate kept the round shut or nothing led anywhere
+                query=" | ".join(bridge.queries) or "(no bridge query)",
                 query_type=qtype.value,
                 kind="bridge",
                 results=len(bridge.evidence),

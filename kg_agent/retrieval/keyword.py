@@ -7,7 +7,15 @@ import time
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
 from kg_agent.store import GraphStore, SectionHit
 
-__all__ = ["KeywordRetriever"]
+__all__ = ["KeywordRetriever", "text_off"]
+
+
+def text_off(store: GraphStore) -> str:
+    """What a user is told when the graph's full-text index is missing."""
+    return (
+        f"keyword search is off: the full-text index of {store.path} is missing; "
+        f"'kg-agent reindex --db {store.path}' rebuilds it"
+    )
 
 
 def _evidence(hit: SectionHit, score: float) -> Evidence:
@@ -38,8 +46,16 @@ class KeywordRetriever(Retriever):
     def __init__(self, store: GraphStore) -> None:
         self.store = store
 
+    @property
+    def enabled(self) -> bool:
+        """Whether the graph has its text index (a load cut short, or files lost, may
+        leave it without one: then this retriever finds nothing and says why)."""
+        return self.store.text_index() is not None
+
     def search(self, query: str, top_k: int = 10) -> RetrievalResult:
         t0 = time.perf_counter()
+        if not self.enabled:
+            return RetrievalResult(query=query, evidence=[], notes=[text_off(self.store)])
         hits = self.store.fts_search(query, top_k) if top_k > 0 else []
         best = max((h.score for h in hits), default=0.0)
         evidence = [_evidence(h, h.score / best if best > 0 else 0.0) for h in hits]

@@ -78,7 +78,7 @@ def test_ask_prints_an_answer_and_its_sources(db: str) -> None:
     assert cited == listed
     assert any(line.endswith("] ENIAC — Design") for line in source_lines)
     assert re.search(r"\(offline: extractive, \d+ ms\)", result.stderr)
-    assert "Evidence (ranked)" not in out
+    assert "Evidence, best first" not in out
 
 
 def test_ask_json(db: str, shared_model: None) -> None:
@@ -101,23 +101,28 @@ def test_ask_json(db: str, shared_model: None) -> None:
 def test_ask_evidence_shows_scores(db: str, shared_model: None) -> None:
     result = invoke("ask", ENIAC_Q, "--db", db, "--evidence", "--top-k", "4")
     assert result.exit_code == 0, result.output
-    _, _, block = result.stdout.partition("\nEvidence (ranked):\n")
-    lines = block.rstrip().splitlines()
+    _, _, block = result.stdout.partition("\nEvidence, best first")
+    lines = block.rstrip().splitlines()[1:]
     assert len(lines) == 4
-    pattern = r"  \[(\d)\] score (-?\d\.\d{3})  (.+?)  \((.+)\)"
+    pattern = r"  (\d)\. \[(named|linked|bridge|search)\] score (-?\d\.\d{3})  (.+?)  \((.+)\)"
+    rank = {"named": 3, "linked": 2, "bridge": 1, "search": 0}
+    seen: list[tuple[int, float]] = []
     for i, line in enumerate(lines, 1):
         m = re.fullmatch(pattern, line)
         assert m, line
         assert int(m.group(1)) == i
-        parts = dict(p.rsplit(" ", 1) for p in m.group(4).split(", "))
+        seen.append((rank[m.group(2)], float(m.group(3))))
+        parts = dict(p.rsplit(" ", 1) for p in m.group(5).split(", "))
         assert {"semantic", "quality", "rerank"} <= parts.keys()
         assert all(re.fullmatch(r"-?\d\.\d{3}", v) for v in parts.values())
+    # best first: tiers never rise down the list, and scores never rise within a tier
+    assert seen == sorted(seen, key=lambda t: (-t[0], -t[1]))
 
 
 def test_ask_no_enhancements_has_no_rerank_score(db: str, shared_model: None) -> None:
     result = invoke("ask", ENIAC_Q, "--db", db, "--evidence", "--no-enhancements")
     assert result.exit_code == 0, result.output
-    block = result.stdout.partition("\nEvidence (ranked):\n")[2]
+    block = result.stdout.partition("\nEvidence, best first")[2]
     assert block.strip()
     assert "rerank" not in block and "semantic" in block
     data = json.loads(invoke("ask", ENIAC_Q, "--db", db, "--json", "--no-reranker").stdout)
@@ -164,7 +169,29 @@ def test_ask_with_api_key_uses_claude_and_reports_failures(
     assert len(requests) == 2 and all(r.credential == DEFAULT_KEY for r in requests)
 
 
+def test_a_bad_api_key_is_warned_once(
+    db: str, shared_model: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The failure is logged (for applications) and listed in the result (for the CLI);
+    the CLI shows it once, not twice through Python's last-resort log handler."""
+    with fake_anthropic_server() as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        result = invoke("ask", ENIAC_Q, "--db", db, "--api-key", "not-the-key")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(EXTRACTIVE_LABEL)
+    warned = [ln for ln in result.stderr.splitlines() if "failed" in ln]
+    assert len(warned) == 1 and warned[0].startswith("warning: synthesis"), result.stderr
+
+
 # --------------------------------------------------------------------------- cypher
+
+
+def test_cypher_list_needs_no_name_and_no_database() -> None:
+    result = invoke("cypher", "--list")
+    assert result.exit_code == 0, result.output
+    assert "articles_linking_to" in result.stdout and "top_pagerank" in result.stdout
+    line = one_error_line(invoke("cypher", "top_pagerank"))
+    assert "--db" in line
 
 
 def test_cypher_articles_linking_to(db: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,20 @@ def test_neighbours_are_ranked_by_bm25_without_vectors(graph: Path) -> None:
     assert set(scored) == {"Analytical Engine", "IBM"}
     assert scored["Analytical Engine"].similarity == 1.0  # the best BM25 hit
     assert scored["IBM"].content  # no matching word: its lead section, read
+
+
+def test_ask_without_a_text_index_says_reindex_fixes_it(tmp_path: Path) -> None:
+    """Index files lost (or a load cut short before them): ask answers from what is
+    left and says what is missing and which command rebuilds it."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, options=LoadOptions(progress=False, embeddings="none"))
+    with GraphStore.open(db) as store:
+        gen = store.generation_path()
+    assert gen is not None
+    for part in ("sections", "titles"):
+        shutil.rmtree(gen / part)
+    result = CliRunner().invoke(main, ["ask", "Who built the Harvard Mark I?", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    warned = [ln for ln in result.stderr.splitlines() if "full-text index" in ln]
+    assert len(warned) == 1 and f"kg-agent reindex --db {db}" in warned[0], result.stderr
+    assert "Binder exception" not in result.output and "Traceback" not in result.output
