@@ -1,16 +1,47 @@
-"""kg-agent: knowledge-graph question answering over Wikipedia on embedded Kùzu."""
+"""kg-agent: knowledge-graph question answering over Wikipedia on embedded Kùzu.
 
+The public API::
+
+    from kg_agent import KnowledgeGraphAgent, AgentConfig
+
+    with KnowledgeGraphAgent("wiki.kuzu", config=AgentConfig(top_k=5)) as agent:
+        result = agent.query("Who designed the Analytical Engine?")
+        print(result.answer, [c.title for c in result.citations])
+
+Loading (:func:`load_source`, :func:`embed_graph`), the graph (:class:`GraphStore`), the
+retrievers and the pipeline builder are here too; everything else is internal. Names
+are imported on first use, so ``import kg_agent`` stays cheap (the ``kg-agent``
+executable's supervisor imports this package and must start in milliseconds).
+"""
+
+from __future__ import annotations
+
+import importlib
 import logging
+from typing import TYPE_CHECKING, Any
 
 from kg_agent.exceptions import (
     DatabaseError,
     DatabaseLockedError,
     DatabaseNotFoundError,
+    InvalidArgumentError,
     KGAgentError,
     LoadAborted,
+    SchemaMismatchError,
     SourceError,
     UnknownFormatError,
 )
+
+if TYPE_CHECKING:
+    from kg_agent.agent import KnowledgeGraphAgent, QueryResult
+    from kg_agent.config import AgentConfig
+    from kg_agent.embedding import Embedder
+    from kg_agent.ingest.embed_graph import EmbedReport, embed_graph
+    from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source
+    from kg_agent.pipeline import GraphComponents, QueryPipeline, build_pipeline
+    from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
+    from kg_agent.store import GraphStore
+    from kg_agent.synthesis.context import Citation
 
 __version__ = "0.1.0"
 
@@ -19,13 +50,65 @@ __version__ = "0.1.0"
 # twice on the CLI: once logged, once from QueryResult.warnings.
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
+_LAZY = {
+    "KnowledgeGraphAgent": "kg_agent.agent",
+    "QueryResult": "kg_agent.agent",
+    "AgentConfig": "kg_agent.config",
+    "Embedder": "kg_agent.embedding",
+    "EmbedReport": "kg_agent.ingest.embed_graph",
+    "embed_graph": "kg_agent.ingest.embed_graph",
+    "LoadOptions": "kg_agent.ingest.pipeline",
+    "LoadReport": "kg_agent.ingest.pipeline",
+    "load_source": "kg_agent.ingest.pipeline",
+    "GraphComponents": "kg_agent.pipeline",
+    "QueryPipeline": "kg_agent.pipeline",
+    "build_pipeline": "kg_agent.pipeline",
+    "Evidence": "kg_agent.retrieval.base",
+    "RetrievalResult": "kg_agent.retrieval.base",
+    "Retriever": "kg_agent.retrieval.base",
+    "GraphStore": "kg_agent.store",
+    "Citation": "kg_agent.synthesis.context",
+}
+
 __all__ = [
+    "AgentConfig",
+    "Citation",
     "DatabaseError",
     "DatabaseLockedError",
     "DatabaseNotFoundError",
+    "EmbedReport",
+    "Embedder",
+    "Evidence",
+    "GraphComponents",
+    "GraphStore",
+    "InvalidArgumentError",
     "KGAgentError",
+    "KnowledgeGraphAgent",
     "LoadAborted",
+    "LoadOptions",
+    "LoadReport",
+    "QueryPipeline",
+    "QueryResult",
+    "RetrievalResult",
+    "Retriever",
+    "SchemaMismatchError",
     "SourceError",
     "UnknownFormatError",
     "__version__",
+    "build_pipeline",
+    "embed_graph",
+    "load_source",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kg_agent' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -554,6 +554,13 @@ def check(db_path: str, as_json: bool) -> None:
     help="Anthropic key; without one, answers come from the offline path.",
 )
 @click.option(
+    "--llm-base-url",
+    envvar="ANTHROPIC_BASE_URL",
+    show_envvar=True,
+    help="Messages-API endpoint of the LLM (default Anthropic's): e.g. a local model "
+    "behind an Anthropic-compatible server, so no question leaves the machine.",
+)
+@click.option(
     "--few-shot",
     "few_shot_path",
     type=click.Path(exists=True, dir_okay=False),
@@ -567,11 +574,11 @@ def check(db_path: str, as_json: bool) -> None:
 )
 @click.option(
     "--retrieval",
-    type=click.Choice(["graph", "hybrid", "dense"]),
+    type=click.Choice(["graph", "hybrid", "dense", "bm25"]),
     default="graph",
     show_default=True,
     help="Single-step retrieval: graph (question entities, then their neighbours, "
-    "then hybrid), hybrid (dense + BM25) or dense.",
+    "then hybrid), hybrid (dense + BM25), dense or bm25.",
 )
 @click.option(
     "--multistep",
@@ -617,6 +624,7 @@ def ask(
     no_fewshot: bool,
     synthesis_model: str | None,
     api_key: str | None,
+    llm_base_url: str | None,
     few_shot_path: str | None,
     cypher_pack_path: str | None,
     retrieval: str,
@@ -653,6 +661,7 @@ def ask(
         top_k=top_k,
         retrieval=retrieval,
         multistep_config=settings,
+        llm_base_url=llm_base_url,
     ) as agent:
         result = agent.query(
             question,

@@ -49,9 +49,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import yaml
 
 from kg_agent.exceptions import KGAgentError, one_line
+from kg_agent.text import QUOTES
 
 if TYPE_CHECKING:
-    from kg_agent.store import GraphStore
+    from kg_agent.entities import EntityResolver
+    from kg_agent.store import GraphReader
 
 __all__ = [
     "PARAM_TYPES",
@@ -821,7 +823,6 @@ _COMPILED = tuple(
     (kind, query, params, ekind, tuple(re.compile(p, re.IGNORECASE) for p in pats))
     for kind, query, params, ekind, pats in _INTENTS
 )
-_QUOTES = "\"'`“”‘’«»"
 _MAX_ENTITY = 150
 
 
@@ -847,64 +848,32 @@ def structural_intent(question: str) -> StructuralIntent | None:
 
 
 def _clean_entity(text: str) -> str:
-    e = text.strip().strip(_QUOTES).strip()
+    e = text.strip().strip(QUOTES).strip()
     if e.lower().startswith("category:"):
         e = e[9:].strip()
-    return e.strip(_QUOTES + " ,;:")
+    return e.strip(QUOTES + " ,;:")
 
 
 def resolve_entities(
-    store: GraphStore, names: Sequence[str], *, kind: Literal["article", "category"] = "article"
+    store: GraphReader, names: Sequence[str], *, kind: Literal["article", "category"] = "article"
 ) -> list[str | None]:
-    """Canonical graph names for ``names`` (None where nothing fits), in order.
+    """Canonical graph names for ``names`` (None where nothing fits), in order
+    (:meth:`~kg_agent.entities.EntityResolver.resolve`)."""
+    from kg_agent.entities.resolver import EntityResolver  # the store is loaded only here
 
-    Articles: exact title or redirect, then the MediaWiki-normalised form, then
-    the article-title BM25 index, accepting a hit only if its title holds every
-    word asked for — "von Neumann" finds "John von Neumann", while a name that
-    is only partly there ("Babbage engine") is left unresolved rather than guessed.
-    Categories: exact name, then case-insensitive.
-    """
-    out: list[str | None] = []
-    for name in names:
-        out.append(
-            store.resolve_category(name) if kind == "category" else _resolve_article(store, name)
-        )
-    return out
+    return EntityResolver(store).resolve_all(names, kind=kind)
 
 
-def bind_intent(store: GraphStore, intent: StructuralIntent) -> dict[str, str] | None:
-    """Pack parameters for ``intent`` once every entity resolves; None if one does not."""
-    resolved = resolve_entities(store, intent.entities, kind=intent.entity_kind)
+def bind_intent(
+    store: GraphReader, intent: StructuralIntent, *, resolver: EntityResolver | None = None
+) -> dict[str, str] | None:
+    """Pack parameters for ``intent`` once every entity resolves; None if one does not.
+
+    ``resolver``: one already built over ``store`` (else one is made for the call)."""
+    if resolver is None:
+        resolved = resolve_entities(store, intent.entities, kind=intent.entity_kind)
+    else:
+        resolved = resolver.resolve_all(intent.entities, kind=intent.entity_kind)
     if any(r is None for r in resolved):
         return None
     return intent.bind([r for r in resolved if r is not None])
-
-
-def _resolve_article(store: GraphStore, name: str) -> str | None:
-    bare = " ".join(name.replace("_", " ").split()).strip(_QUOTES + " ")
-    if not bare:
-        return None
-    candidates = [bare, bare[0].upper() + bare[1:]]
-    if bare.lower().startswith("the "):
-        rest = bare[4:].strip()
-        candidates += [rest, rest[:1].upper() + rest[1:]]
-    for c in dict.fromkeys(candidates):
-        if c:
-            hit = store.resolve_title(c)
-            if hit:
-                return hit
-    wanted = _tokens(bare) - _STOP
-    if not wanted:
-        return None
-    for title, _score in store.search_article_titles(bare, k=10):
-        if wanted <= _tokens(title):
-            return title
-    return None
-
-
-_STOP = frozenset({"the", "a", "an", "of", "and", "in", "on", "for", "to", "at", "by"})
-
-
-def _tokens(text: str) -> set[str]:
-    words = re.findall(r"\w+", re.sub(r"['’]s\b", "", text.lower()))
-    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark the question entity linker at Wikipedia scale, on realistic titles.
 
-Why: :class:`kg_agent.retrieval.entities.QuestionEntityLinker` builds one
+Why: :class:`kg_agent.entities.linker.QuestionEntityLinker` builds one
 Aho-Corasick automaton over every article title and redirect at the first
 question. The corpora we test on hold a few thousand titles; English Wikipedia
 holds ~6.9M articles and ~10M redirects. This measures what the linker costs at
@@ -235,7 +235,7 @@ def worker_build(
     the whole trie into bytes first, so it is written here only where
     ``pickle_ok`` (it does not fit the 6 GiB budget at 5M next to the titles).
     """
-    from kg_agent.retrieval.entities import QuestionEntityLinker
+    from kg_agent.entities.linker import QuestionEntityLinker
 
     base = _status()["VmRSS"]
     data = _load_titles(titles_path)
@@ -321,8 +321,8 @@ def worker_load(
     """
     import ahocorasick
 
-    from kg_agent.ingest.mentions import MentionMatcher
-    from kg_agent.retrieval.entities import QuestionEntityLinker
+    from kg_agent.entities.linker import QuestionEntityLinker
+    from kg_agent.entities.matcher import MentionMatcher
 
     questions = json.loads(questions_path.read_text())
     expected = json.loads(links_path.read_text())
@@ -384,7 +384,7 @@ class _FtsStore(_TitlesStore):
 
 def worker_fts(titles_path: Path, questions_path: Path, out_dir: Path) -> dict[str, Any]:
     """The linker's full-text fallback (what it does above ``max_titles``) on the same titles."""
-    from kg_agent.retrieval.entities import QuestionEntityLinker
+    from kg_agent.entities.linker import QuestionEntityLinker
     from kg_agent.store.text_index import TextIndex
 
     titles: list[str] = _load_titles(titles_path)["titles"]

@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kg_agent.ingest.mentions import MentionMatcher, base_name
+from kg_agent.entities.matcher import MentionMatcher, base_name
 from kg_agent.ingest.passages import iter_passage_pages
 from kg_agent.ingest.records import ParsedPage
 

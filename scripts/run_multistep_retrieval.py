@@ -57,12 +57,13 @@ sys.path.insert(0, str(ROOT))
 from kg_agent.embedding import Embedder  # noqa: E402
 from kg_agent.evaluation.datasets import EvalQuestion, load_dataset  # noqa: E402
 from kg_agent.evaluation.metrics import percentile, recall_at_k  # noqa: E402
-from kg_agent.evaluation.modes import EvalContext  # noqa: E402
 from kg_agent.evaluation.runner import ensure_graph  # noqa: E402
 from kg_agent.exceptions import InvalidArgumentError, KGAgentError, one_line  # noqa: E402
 from kg_agent.multistep.config import load_config  # noqa: E402
-from kg_agent.multistep.engine import MultiStepEngine, MultiStepResult  # noqa: E402
+from kg_agent.multistep.engine import MultiStepResult  # noqa: E402
+from kg_agent.pipeline import GraphComponents  # noqa: E402
 from kg_agent.retrieval.base import Evidence  # noqa: E402
+from kg_agent.store import GraphStore  # noqa: E402
 
 DEFAULT_CONFIG = ROOT / "configs" / "run_multistep.yaml"
 DEFAULT_DB_DIR = ROOT / "bench_out" / "eval_dbs"
@@ -184,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             + (f"built in {build_s:.0f} s" if built else "reused"),
             file=sys.stderr,
         )
-        ctx = EvalContext(str(db), embedder=embedder)
+        store = GraphStore.open(str(db), read_only=True)
+        components = GraphComponents(store, embedder)
     except KGAgentError as exc:
         print(f"run_multistep_retrieval: {one_line(exc)}", file=sys.stderr)
         return 1
@@ -194,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     traces: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     try:
-        engine = MultiStepEngine(ctx.entity_graph, config=config)
+        engine = components.multistep_engine(config=config)
         if dataset.questions:  # load the model, the embedding matrix and the linker's automaton
             engine.run(dataset.questions[0].question, force=args.force_route)
         t0 = time.perf_counter()
@@ -216,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not args.quiet and (i % 25 == 0 or i == len(dataset.questions)):
                     print(f"  {i}/{len(dataset.questions)} questions", file=sys.stderr)
     finally:
-        ctx.close()
+        store.close()
 
     s = summarise(results, traces)
     print(f"dataset              {dataset.name}")

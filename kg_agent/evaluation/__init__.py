@@ -36,7 +36,6 @@ from kg_agent.evaluation.metrics import (
 from kg_agent.evaluation.modes import (
     DEFAULT_MODES,
     MODES,
-    EvalContext,
     EvalMode,
     ModeOutput,
     parse_modes,
@@ -68,7 +67,6 @@ __all__ = [
     "MODES",
     "PUBLISHED",
     "DatasetRun",
-    "EvalContext",
     "EvalDataset",
     "EvalMode",
     "EvalQuestion",

@@ -1,27 +1,29 @@
 """Named retrieval configurations the harness runs side by side.
 
-A mode is a name, a one-line description and a factory that, given the
-shared :class:`EvalContext`, returns a function from a question to its ranked
-evidence (and, for modes that answer, an answer). Adding a mode is one
-:func:`register_mode` call; every mode sees the same graph, embedder and
-questions, so differences in the table are differences of method.
+A mode is a name, a one-line description, an :class:`~kg_agent.config.AgentConfig`
+and how far its pipeline runs for a question: the retriever alone (``retrieve``),
+the retriever and the stages (``rank``), or the whole query with an answer
+(``answer``). Every mode of a dataset shares one :class:`GraphComponents` (the graph,
+the embedder, the vector matrix, the entity linker), so differences in the table are
+differences of method. Adding a mode is one :func:`register_mode` call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from kg_agent.agent import KnowledgeGraphAgent
-from kg_agent.embedding import Embedder
+from kg_agent.agent import answer_question
+from kg_agent.config import AgentConfig
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.retrieval.base import Evidence
+from kg_agent.pipeline import GraphComponents, build_pipeline
+from kg_agent.retrieval.base import Evidence, RetrievalResult
 
 __all__ = [
+    "CANDIDATES",
     "DEFAULT_MODES",
     "MODES",
-    "EvalContext",
     "EvalMode",
     "ModeOutput",
     "ModeRunner",
@@ -43,38 +45,52 @@ class ModeOutput:
 
 ModeRunner = Callable[[str], ModeOutput]
 
-
-class EvalContext:
-    """The graph and models every mode shares, built once per dataset.
-
-    It wraps one offline :class:`KnowledgeGraphAgent` (read-only store,
-    embedder, dense retriever, reranker), so the "agent" mode and the
-    component modes read the very same objects.
-    """
-
-    def __init__(self, db_path: str, *, embedder: Embedder | None = None) -> None:
-        self.agent = KnowledgeGraphAgent(
-            db_path, embedder=embedder, offline=True, enable_fewshot=False
-        )
-        self.store = self.agent.store
-        self.embedder = self.agent.embedder
-        self.dense = self.agent.retriever
-        self.keyword = self.agent.keyword
-        self.hybrid = self.agent.hybrid
-        self.reranker = self.agent.reranker
-        self.linker = self.agent.linker
-        self.entity_graph = self.agent.entity_graph
-
-    def close(self) -> None:
-        self.agent.close()
+#: Every mode runs offline (no LLM at index or query time) without few-shot examples.
+_EVAL = AgentConfig(offline=True, fewshot=False, top_k=8, candidates=CANDIDATES)
 
 
 @dataclass(frozen=True, slots=True)
 class EvalMode:
+    """A named pipeline configuration, run up to ``runs``."""
+
     name: str
     description: str
-    build: Callable[[EvalContext], ModeRunner]
+    config: AgentConfig
+    runs: Literal["retrieve", "rank", "answer"] = "retrieve"
     answers: bool = False  # whether EM/F1 are meaningful for this mode
+
+    def build(self, components: GraphComponents) -> ModeRunner:
+        """A function from a question to this mode's ranked evidence (and answer)."""
+        pipeline = build_pipeline(components, self.config)
+        if self.runs == "answer":
+
+            def answer(q: str) -> ModeOutput:
+                result = answer_question(pipeline, q)
+                extra: dict[str, Any] = {"mode": result.mode}
+                return ModeOutput(result.evidence, answer=result.answer, extra=extra)
+
+            return answer
+        rank = self.runs == "rank"
+
+        def run(q: str) -> ModeOutput:
+            result = pipeline.retrieve(q)
+            if rank:
+                result = pipeline.rank(q, result)
+            return ModeOutput(result.evidence, extra=_multistep_extra(result))
+
+        return run
+
+
+def _multistep_extra(result: RetrievalResult) -> dict[str, Any]:
+    ms = result.extra.get("multistep")
+    if ms is None:
+        return {}
+    return {
+        "route": ms.route,
+        "steps": len(ms.steps),
+        "stop_reason": ms.stop_reason,
+        "bridge": ms.bridge_round_stats.get("triggered", False),
+    }
 
 
 MODES: dict[str, EvalMode] = {}
@@ -104,108 +120,54 @@ def parse_modes(spec: str | None) -> list[str]:
 
 # --------------------------------------------------------------------------- the modes
 
-
-def _bm25(ctx: EvalContext) -> ModeRunner:
-    return lambda q: ModeOutput(ctx.keyword.search(q, CANDIDATES).evidence)
-
-
-def _dense(ctx: EvalContext) -> ModeRunner:
-    return lambda q: ModeOutput(ctx.dense.search(q, CANDIDATES).evidence)
-
-
-def _hybrid(ctx: EvalContext) -> ModeRunner:
-    return lambda q: ModeOutput(ctx.hybrid.search(q, CANDIDATES).evidence)
-
-
-def _hybrid_ppr(ctx: EvalContext) -> ModeRunner:
-    def run(q: str) -> ModeOutput:
-        return ModeOutput(ctx.reranker.rerank(ctx.hybrid.search(q, CANDIDATES).evidence))
-
-    return run
-
-
-def _entity_graph(ctx: EvalContext) -> ModeRunner:
-    return lambda q: ModeOutput(ctx.entity_graph.search(q, CANDIDATES).evidence)
-
-
-def _multistep(force: str | None) -> Callable[[EvalContext], ModeRunner]:
-    def build(ctx: EvalContext) -> ModeRunner:
-        engine = ctx.agent.multistep
-
-        def run(q: str) -> ModeOutput:
-            r = engine.run(q, force=force)
-            return ModeOutput(
-                r.evidence,
-                extra={
-                    "route": r.route,
-                    "steps": len(r.steps),
-                    "stop_reason": r.stop_reason,
-                    "bridge": r.bridge_round_stats.get("triggered", False),
-                },
-            )
-
-        return run
-
-    return build
-
-
-def _agent(multistep: bool) -> Callable[[EvalContext], ModeRunner]:
-    def build(ctx: EvalContext) -> ModeRunner:
-        def run(q: str) -> ModeOutput:
-            result = ctx.agent.query(q, multistep=multistep)
-            return ModeOutput(result.evidence, answer=result.answer, extra={"mode": result.mode})
-
-        return run
-
-    return build
-
-
-register_mode(EvalMode("bm25", "BM25 only (tantivy text index over section text)", _bm25))
-register_mode(EvalMode("dense", "dense only (all-MiniLM-L6-v2 cosine, exact scan)", _dense))
-register_mode(EvalMode("hybrid", "dense + BM25, reciprocal rank fusion", _hybrid))
-register_mode(
+for _mode in (
+    EvalMode(
+        "bm25",
+        "BM25 only (tantivy text index over section text)",
+        _EVAL.replace(retrieval="bm25"),
+    ),
+    EvalMode(
+        "dense",
+        "dense only (all-MiniLM-L6-v2 cosine, exact scan)",
+        _EVAL.replace(retrieval="dense"),
+    ),
+    EvalMode("hybrid", "dense + BM25, reciprocal rank fusion", _EVAL.replace(retrieval="hybrid")),
     EvalMode(
         "hybrid_ppr",
         "hybrid, reranked with personalised PageRank over the link/mention graph",
-        _hybrid_ppr,
-    )
-)
-register_mode(
+        _EVAL.replace(retrieval="hybrid", quality_filter=False, top_k=CANDIDATES),
+        runs="rank",
+    ),
     EvalMode(
         "entity_graph",
         "question entities, then their link/mention neighbours, then hybrid (single step)",
-        _entity_graph,
-    )
-)
-register_mode(
+        _EVAL,
+    ),
     EvalMode(
         "multistep",
         "multi-step engine, routed by complexity: plan, gaps, refinement, bridge round",
-        _multistep(None),
-    )
-)
-register_mode(
+        _EVAL.replace(multistep=True),
+    ),
     EvalMode(
         "multistep_forced",
         "multi-step engine on every question (routing forced to COMPLEX)",
-        _multistep("complex"),
-    )
-)
-register_mode(
+        _EVAL.replace(multistep=True, route="complex"),
+    ),
     EvalMode(
         "agent",
         "KnowledgeGraphAgent.query() offline: graph retrieval, quality filter, answer",
-        _agent(False),
+        _EVAL,
+        runs="answer",
         answers=True,
-    )
-)
-register_mode(
+    ),
     EvalMode(
         "agent_multistep",
         "KnowledgeGraphAgent.query(multistep=True) offline: multi-step engine, answer",
-        _agent(True),
+        _EVAL.replace(multistep=True),
+        runs="answer",
         answers=True,
-    )
-)
+    ),
+):
+    register_mode(_mode)
 
 DEFAULT_MODES: tuple[str, ...] = tuple(MODES)

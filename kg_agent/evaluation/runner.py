@@ -27,7 +27,7 @@ from kg_agent.evaluation.metrics import (
     percentile,
     recall_at_k,
 )
-from kg_agent.evaluation.modes import MODES, EvalContext, ModeOutput
+from kg_agent.evaluation.modes import MODES, ModeOutput
 from kg_agent.evaluation.results import DatasetRun, ModeSummary, QuestionResult, RankedItem
 from kg_agent.exceptions import (
     InvalidArgumentError,
@@ -36,6 +36,7 @@ from kg_agent.exceptions import (
     one_line,
 )
 from kg_agent.ingest.pipeline import LoadOptions, load_fingerprint, load_source
+from kg_agent.pipeline import GraphComponents
 from kg_agent.progress import Progress
 from kg_agent.store import GraphStore
 
@@ -159,11 +160,12 @@ def run_dataset(
     t_start = time.perf_counter()
     embedder = embedder or Embedder()
     build_s, _ = ensure_graph(dataset.corpus_path, db_path, embedder=embedder, progress=progress)
-    ctx = EvalContext(db_path, embedder=embedder)
+    store = GraphStore.open(db_path, read_only=True)
     per_mode: dict[str, list[QuestionResult]] = {m: [] for m in modes}
     try:
+        components = GraphComponents(store, embedder)
         for mode in modes:
-            runner = MODES[mode].build(ctx)
+            runner = MODES[mode].build(components)
             if dataset.questions:
                 # one untimed warm-up: lazy set-up (model, matrix, entity automaton)
                 # must not land in the first question's latency
@@ -192,7 +194,7 @@ def run_dataset(
                 bar.update(extra=f"R@5 {100 * recall_sum / (i + 1):.1f}")
             bar.close()
     finally:
-        ctx.close()
+        store.close()
     summaries = {m: summarise(m, per_mode[m], dataset.questions) for m in modes}
     questions: list[dict[str, Any]] = []
     for i, q in enumerate(dataset.questions):

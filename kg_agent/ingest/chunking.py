@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+from kg_agent.text import SENTENCE_BREAK
+
+_SENTENCE_END = SENTENCE_BREAK
 
 DEFAULT_MAX_WORDS = 160
 DEFAULT_MIN_WORDS = 40

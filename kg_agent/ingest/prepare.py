@@ -4,7 +4,7 @@ For each shard: the rows of each title's winning page, link targets resolved to
 canonical titles (through redirects, or to new stubs), edges aggregated, and the
 result written as parquet files whose columns are the graph tables' columns, so
 the write phase is nothing but ``COPY FROM``. Passage corpora also get their
-mention edges inferred here (:class:`~kg_agent.ingest.mentions.MentionMatcher`).
+mention edges inferred here (:class:`~kg_agent.entities.matcher.MentionMatcher`).
 
 It reads the graph only through the callbacks it is given (what titles,
 redirects and categories exist), so it runs before any write and is redone on a
@@ -139,7 +139,7 @@ def prepare(
 
 
 def _matcher(table: TitleTable, graph: GraphLookups) -> Any:
-    from kg_agent.ingest.mentions import MentionMatcher
+    from kg_agent.entities.matcher import MentionMatcher
 
     known = list(table.titles)
     if graph.article_titles is not None:

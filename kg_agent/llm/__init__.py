@@ -21,6 +21,7 @@ from kg_agent.llm.client import (
 
 __all__ = [
     "DEFAULT_PRICE_PER_MTOK",
+    "FAST_MODEL",
     "MODEL_PRICES_PER_MTOK",
     "AnthropicClient",
     "LLMClient",

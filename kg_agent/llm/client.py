@@ -26,6 +26,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from kg_agent.exceptions import InvalidArgumentError, KGAgentError
 
+#: The fast model every small LLM step uses (query rewrites, plans, relevance, bridge
+#: names): one name, so a model change is one edit.
+FAST_MODEL = "claude-haiku-4-5-20251001"
+
 if TYPE_CHECKING:
     import anthropic
 
@@ -151,6 +155,22 @@ class UsageMeter:
         """Count one call that raised :class:`LLMError`."""
         with self._lock:
             self.failures += 1
+
+    def merge(self, other: UsageMeter | None) -> None:
+        """Add ``other``'s totals (a step's own meter into the query's)."""
+        if other is None or other is self:
+            return
+        with other._lock:
+            calls, failures = other.calls, other.failures
+            tokens = (other.input_tokens, other.output_tokens)
+            cost, latency = other.cost_usd, other.latency_s
+        with self._lock:
+            self.calls += calls
+            self.failures += failures
+            self.input_tokens += tokens[0]
+            self.output_tokens += tokens[1]
+            self.cost_usd += cost
+            self.latency_s += latency
 
     def as_dict(self) -> dict[str, float | int]:
         """A snapshot for logs and reports."""
@@ -372,17 +392,25 @@ def _status_message(exc: anthropic.APIStatusError) -> str:
     return f"HTTP {exc.status_code}"
 
 
-def client_from_settings(api_key: str | None) -> AnthropicClient | None:
+def client_from_settings(
+    api_key: str | None, base_url: str | None = None
+) -> AnthropicClient | None:
     """A client when a key is given (or ``ANTHROPIC_API_KEY``/``ANTHROPIC_AUTH_TOKEN`` is
-    set), else ``None``: the caller then runs its offline path and sends nothing out."""
+    set), else ``None``: the caller then runs its offline path and sends nothing out.
+
+    ``base_url`` (else ``ANTHROPIC_BASE_URL``) points the client at another
+    Messages-API endpoint: a local model served behind an Anthropic-compatible API,
+    so that no question leaves the machine. Such a server may ignore the key, but the
+    SDK needs one to be set.
+    """
     if api_key is not None and api_key.strip():
-        return AnthropicClient(api_key.strip())
+        return AnthropicClient(api_key.strip(), base_url=base_url)
     env_key = _env("ANTHROPIC_API_KEY")
     if env_key is not None:
-        return AnthropicClient(env_key)
+        return AnthropicClient(env_key, base_url=base_url)
     env_token = _env("ANTHROPIC_AUTH_TOKEN")
     if env_token is not None:
-        return AnthropicClient(auth_token=env_token)
+        return AnthropicClient(auth_token=env_token, base_url=base_url)
     return None
 
 

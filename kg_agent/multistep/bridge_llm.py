@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg_agent.llm.client import (
+    FAST_MODEL,
     LLMClient,
     LLMError,
     UsageMeter,
@@ -49,7 +50,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-BRIDGE_MODEL = "claude-haiku-4-5-20251001"
+BRIDGE_MODEL = FAST_MODEL
 #: Characters of each section's text shown to the model.
 MAX_SECTION_CHARS = 1200
 #: Characters of the question shown to the model.

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kg_agent.entities.linker import QuestionEntityLinker
 from kg_agent.llm.client import LLMClient, UsageMeter
 from kg_agent.multistep.bridge import BridgeOutcome, bridge_round
 from kg_agent.multistep.classifier import Complexity, QueryComplexityClassifier
@@ -37,12 +38,14 @@ from kg_agent.multistep.relevance import (
     score_and_rerank,
 )
 from kg_agent.multistep.stop import StopCriteria, StopReason
-from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
-from kg_agent.retrieval.graph_walk import (
-    EntityGraphRetriever,
+from kg_agent.retrieval.base import (
+    Evidence,
+    RetrievalResult,
+    Retriever,
     evidence_tier,
-    graph_neighbours,
+    is_graph_found,
 )
+from kg_agent.retrieval.graph_walk import EntityGraphRetriever
 from kg_agent.retrieval.multi_query import offline_variants
 from kg_agent.retrieval.rerank import GraphReranker
 
@@ -105,7 +108,13 @@ def _gap_dict(gap: GapResult) -> dict[str, Any]:
 
 
 class MultiStepEngine(Retriever):
-    """Multi-step retrieval over the graph; ``search()`` returns the final top chunks."""
+    """Multi-step retrieval over the graph, a retriever composed of others.
+
+    ``single`` is the entity-graph retriever each step searches with; ``base`` the
+    plain ranking (hybrid) the bridge round and the fill search; ``linker`` names the
+    question's entities; ``reranker`` scales PageRank into the relevance loop's
+    authority (the agent's own, so both read PageRank the same way).
+    """
 
     mode = "multistep"
 
@@ -113,30 +122,58 @@ class MultiStepEngine(Retriever):
         self,
         single: EntityGraphRetriever,
         *,
+        base: Retriever,
+        linker: QuestionEntityLinker,
+        reranker: GraphReranker,
         config: MultiStepConfig | None = None,
         llm: LLMClient | None = None,
         llm_timeout: float = 15.0,
     ) -> None:
         self.single = single
-        self.store = single.store
-        self.base = single.base
-        self.linker = single.linker
+        self.base = base
+        self.linker = linker
         self.config = config or MultiStepConfig()
         self.llm = llm
         self.llm_timeout = llm_timeout
         self.classifier = QueryComplexityClassifier(count_entities=self.linker.link)
-        self._reranker = GraphReranker(self.store)  # PageRank scaling for authority
+        self._reranker = reranker
 
-    def search(self, query: str, top_k: int = 10) -> RetrievalResult:
-        res = self.run(query)
-        return RetrievalResult(query=query, evidence=res.evidence[:top_k], notes=[])
+    def search(
+        self,
+        query: str,
+        top_k: int = 10,
+        *,
+        force: Complexity | str | None = None,
+        config: MultiStepConfig | None = None,
+    ) -> RetrievalResult:
+        """The final evidence (at most ``top_k``); ``extra["multistep"]`` is the whole
+        :class:`MultiStepResult`, ``usage`` its LLM calls."""
+        t0 = time.perf_counter()
+        meter = UsageMeter()
+        res = self.run(query, force=force, config=config, meter=meter)
+        entry = {
+            "stage": "multistep",
+            "route": res.route,
+            "steps": len(res.steps),
+            "stop_reason": res.stop_reason,
+            "results": len(res.evidence),
+        }
+        return RetrievalResult(
+            query=query,
+            evidence=res.evidence[:top_k],
+            timings={"total": time.perf_counter() - t0},
+            warnings=list(res.warnings),
+            trace=[entry],
+            usage=meter,
+            extra={"multistep": res},
+        )
 
     # ------------------------------------------------------------------ helpers
     def _score_titles(self, question: str, titles: Sequence[str]) -> dict[str, Evidence]:
         return self.single.score_titles(question, titles)
 
     def _neighbours(self, titles: Sequence[str]) -> list[str]:
-        return graph_neighbours(self.store, titles, limit=self.single.max_edges)
+        return self.single.neighbours(titles)
 
     # ------------------------------------------------------------------ main loop
     def run(
@@ -329,7 +366,7 @@ class MultiStepEngine(Retriever):
         # under the threshold: a bridge passage is dissimilar to the question by
         # nature (the threshold cut 2Wiki Recall@5 from 96.8 to 70.3 otherwise)
         kept_ids = {e.section_id for e in outcome.kept}
-        rescued = [e for e in candidates if evidence_tier(e) >= 2 and e.section_id not in kept_ids]
+        rescued = [e for e in candidates if is_graph_found(e) and e.section_id not in kept_ids]
         if rescued:
             outcome.notes.append(
                 f"kept {len(rescued)} graph-found passage(s) the relevance loop cut"

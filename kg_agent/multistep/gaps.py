@@ -10,13 +10,13 @@ here: the result only steers one more search.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 from kg_agent.exceptions import InvalidArgumentError
 from kg_agent.multistep.planner import QueryType, find_years
+from kg_agent.text import fold
 
 __all__ = [
     "METRIC_SYNONYMS",
@@ -105,12 +105,6 @@ _SPAN_STOP = _wordset(
 )
 _CHUNK = re.compile(r"[^,;:?!()\[\]\"“”/]+")
 _WORD = re.compile(r"\w[\w'’.-]*")
-
-
-def fold(text: str) -> str:
-    """Lower-case, accents stripped, curly apostrophes straightened: the matching form."""
-    decomposed = unicodedata.normalize("NFKD", text.replace("’", "'"))
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
 def _mentions(haystack: str, term: str, plural: bool = False) -> bool:

@@ -7,22 +7,20 @@ Word-set Jaccard is crude but cheap, order-independent and explainable.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from kg_agent.exceptions import InvalidArgumentError
+from kg_agent.text import words
 
 __all__ = ["jaccard", "novelty_filter", "word_set"]
 
 T = TypeVar("T")
 
-_TOKEN = re.compile(r"\w+")
-
 
 def word_set(text: str) -> frozenset[str]:
     """The lower-case word tokens of ``text``."""
-    return frozenset(_TOKEN.findall(text.lower()))
+    return frozenset(words(text))
 
 
 def _jaccard_sets(a: frozenset[str], b: frozenset[str]) -> float:

@@ -20,6 +20,7 @@ from typing import Any, Literal, cast, get_args
 
 from kg_agent.exceptions import InvalidArgumentError, one_line
 from kg_agent.llm.client import (
+    FAST_MODEL,
     LLMClient,
     LLMError,
     UsageMeter,
@@ -45,7 +46,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-PLANNER_MODEL = "claude-haiku-4-5-20251001"
+PLANNER_MODEL = FAST_MODEL
 MAX_PLAN_STEPS = 5
 MAX_QUERY_CHARS = 500
 

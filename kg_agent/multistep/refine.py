@@ -6,19 +6,16 @@ the search, and is deterministic, so a refinement step costs no model call.
 
 from __future__ import annotations
 
-import re
-
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.multistep.gaps import METRIC_SYNONYMS, GapResult, GapType, fold
+from kg_agent.multistep.gaps import METRIC_SYNONYMS, GapResult, GapType
 from kg_agent.multistep.planner import MAX_QUERY_CHARS
+from kg_agent.text import fold, terms
 
 __all__ = ["METRIC_SYNONYMS", "refine_query"]
 
-_WORD = re.compile(r"\w+(?:['’.-]\w+)*\.?")
-
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(text)
+    return terms(text)
 
 
 def _clip(query: str) -> str:

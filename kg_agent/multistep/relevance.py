@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from kg_agent.exceptions import InvalidArgumentError
 from kg_agent.llm.client import (
+    FAST_MODEL,
     LLMClient,
     LLMError,
     UsageMeter,
@@ -35,6 +36,7 @@ from kg_agent.llm.client import (
     parse_json_reply,
 )
 from kg_agent.retrieval.base import Evidence
+from kg_agent.retrieval.multi_query import rephrase
 from kg_agent.retrieval.quality import content_words
 
 __all__ = [
@@ -55,8 +57,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-REWRITE_MODEL = "claude-haiku-4-5-20251001"
-RELEVANCE_MODEL = "claude-haiku-4-5-20251001"
+REWRITE_MODEL = FAST_MODEL
+RELEVANCE_MODEL = FAST_MODEL
 MAX_QUESTION_CHARS = 500
 MAX_SECTION_CHARS = 1200
 
@@ -66,12 +68,6 @@ SIMILARITY_SLOPE = 10.0
 SIMILARITY_WEIGHT = 0.7
 
 RelevancePath = Literal["claude", "offline", "mixed"]
-
-_REWRITE_SYSTEM = (
-    "You rewrite search questions for a Wikipedia retrieval system. Reply with a JSON list "
-    "of strings only, holding exactly {k} alternative phrasing(s) of the question that keep "
-    "its meaning and every name in it; use different words where you can."
-)
 
 _RELEVANCE_SYSTEM = (
     "You judge search results for a Wikipedia question-answering system. Given a question "
@@ -106,40 +102,6 @@ def _warn(msg: str, warnings: list[str] | None) -> None:
 
 
 # --------------------------------------------------------------------------- rewriting
-
-
-def _llm_rewrites(
-    question: str,
-    k: int,
-    client: LLMClient,
-    *,
-    model: str,
-    meter: UsageMeter | None,
-    timeout: float,
-) -> list[str]:
-    reply = metered_complete(
-        client,
-        meter,
-        model=model,
-        system=_REWRITE_SYSTEM.format(k=k),
-        prompt=question[:MAX_QUESTION_CHARS],
-        max_tokens=80 * k + 40,
-        timeout=timeout,
-    )
-    try:
-        data = parse_json_reply(reply.text)
-        if isinstance(data, dict):  # tolerate {"queries": [...]}
-            data = data.get("queries") or data.get("rephrasings") or data.get("questions")
-        if not isinstance(data, list):
-            raise LLMError("bad_response", f"rewrite reply is not a list: {reply.text[:80]!r}")
-        out = [q.strip() for q in data if isinstance(q, str) and q.strip()]
-        if not out:
-            raise LLMError("bad_response", "rewrite reply held no usable query")
-    except LLMError:
-        if meter is not None:
-            meter.record_failure()
-        raise
-    return out
 
 
 def rewrite_queries(
@@ -188,7 +150,7 @@ def rewrite_queries(
     use_offline = llm is None
     if llm is not None:
         try:
-            add(_llm_rewrites(question, n - 1, llm, model=model, meter=meter, timeout=timeout))
+            add(rephrase(question, n - 1, llm, model=model, meter=meter, timeout=timeout))
         except LLMError as exc:
             _warn(f"query rewriting failed ({exc.kind}): using offline rephrasings", warnings)
             use_offline = True

@@ -20,23 +20,17 @@ import dataclasses
 import time
 from collections.abc import Sequence
 
+from kg_agent.entities.linker import QuestionEntityLinker
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
-from kg_agent.retrieval.entities import QuestionEntityLinker
+from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever, evidence_tier
 from kg_agent.retrieval.semantic import SemanticRetriever
-from kg_agent.store import GraphStore, SectionHit
+from kg_agent.store import GraphReader, SectionHit
 
 __all__ = ["EntityGraphRetriever", "evidence_tier", "graph_neighbours"]
 
 #: Tier offsets added to a similarity in [-1, 1], so tiers never interleave.
 ENTITY_TIER = 4.0
 NEIGHBOUR_TIER = 2.0
-
-
-def evidence_tier(ev: Evidence) -> int:
-    """Rank tier of graph-found evidence (entity 3, neighbour or bridge-linked 2,
-    bridge 1, anything else 0): rerankers reorder within a tier, never across."""
-    return {"entity": 3, "graph": 2, "bridge_linked": 2, "bridge": 1}.get(ev.source, 0)
 
 
 def _lexical(hit: SectionHit, similarity: float) -> Evidence:
@@ -71,7 +65,7 @@ def _unread_lead(title: str) -> Evidence:
     )
 
 
-def _read_leads(store: GraphStore, ranked: list[Evidence], top_k: int) -> list[Evidence]:
+def _read_leads(store: GraphReader, ranked: list[Evidence], top_k: int) -> list[Evidence]:
     """The first ``top_k`` of ``ranked``, unread leads read (those not found are dropped)."""
     out: list[Evidence] = []
     start = 0
@@ -99,7 +93,7 @@ def _read_leads(store: GraphStore, ranked: list[Evidence], top_k: int) -> list[E
     return out
 
 
-def graph_neighbours(store: GraphStore, titles: Sequence[str], *, limit: int) -> list[str]:
+def graph_neighbours(store: GraphReader, titles: Sequence[str], *, limit: int) -> list[str]:
     """Articles one ``LINKS_TO`` edge (either direction) from ``titles``, strongest first."""
     anchors = set(titles)
     out: dict[str, int] = {}
@@ -117,7 +111,7 @@ class EntityGraphRetriever(Retriever):
 
     def __init__(
         self,
-        store: GraphStore,
+        store: GraphReader,
         dense: SemanticRetriever,
         base: Retriever,
         *,
@@ -135,6 +129,10 @@ class EntityGraphRetriever(Retriever):
         self.expand_from_top = expand_from_top
         self.depth = depth
         self.max_edges = max_edges
+
+    def neighbours(self, titles: Sequence[str]) -> list[str]:
+        """Articles one link from ``titles``, strongest first (at most ``max_edges`` read)."""
+        return graph_neighbours(self.store, titles, limit=self.max_edges)
 
     def score_titles(
         self, query: str, titles: Sequence[str], *, lazy: bool = False
@@ -171,7 +169,7 @@ class EntityGraphRetriever(Retriever):
         entities = self.linker.link(query)
         hits = list(dict.fromkeys(e.title for e in base.evidence))[: self.expand_from_top]
         anchors = list(dict.fromkeys([*entities, *hits]))
-        neighbours = graph_neighbours(self.store, anchors, limit=self.max_edges)
+        neighbours = self.neighbours(anchors)
         second = [t for t in dict.fromkeys([*hits, *neighbours]) if t not in entities]
         scored = self.score_titles(query, [*entities, *second], lazy=True)
         ranked: list[Evidence] = []

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
-from kg_agent.store import GraphStore, SectionHit
+from kg_agent.store import GraphReader, SectionHit
 
 __all__ = ["KeywordRetriever", "text_off"]
 
 
-def text_off(store: GraphStore) -> str:
+def text_off(store: GraphReader) -> str:
     """What a user is told when the graph's full-text index is missing."""
     return (
         f"keyword search is off: the full-text index of {store.path} is missing; "
@@ -43,14 +43,14 @@ class KeywordRetriever(Retriever):
 
     mode = "bm25"
 
-    def __init__(self, store: GraphStore) -> None:
+    def __init__(self, store: GraphReader) -> None:
         self.store = store
 
     @property
     def enabled(self) -> bool:
         """Whether the graph has its text index (a load cut short, or files lost, may
         leave it without one: then this retriever finds nothing and says why)."""
-        return self.store.text_index() is not None
+        return self.store.has_text_index()
 
     def search(self, query: str, top_k: int = 10) -> RetrievalResult:
         t0 = time.perf_counter()

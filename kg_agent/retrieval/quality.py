@@ -8,117 +8,18 @@ overlap with the question's content words (up to 0.2); sections under
 
 from __future__ import annotations
 
-import re
+from kg_agent.text import STOP_WORDS, content_words
 
 CONTENT_QUALITY_THRESHOLD = 0.3
 MIN_WORDS = 20
 
-STOP_WORDS: frozenset[str] = frozenset(
-    [
-        "a",
-        "about",
-        "after",
-        "all",
-        "also",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "during",
-        "each",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "more",
-        "most",
-        "my",
-        "no",
-        "not",
-        "of",
-        "on",
-        "one",
-        "or",
-        "other",
-        "our",
-        "out",
-        "over",
-        "she",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "up",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-    ]
-)
-
-_WORD = re.compile(r"[\w'’-]+", re.UNICODE)
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased words of ``text`` that are not :data:`STOP_WORDS`."""
-    words = (w.strip("'’-").lower() for w in _WORD.findall(text))
-    return {w for w in words if w and w not in STOP_WORDS}
+__all__ = [
+    "CONTENT_QUALITY_THRESHOLD",
+    "MIN_WORDS",
+    "STOP_WORDS",
+    "content_words",
+    "score_section_quality",
+]
 
 
 def score_section_quality(content: str, question: str) -> float:

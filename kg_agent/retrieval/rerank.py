@@ -70,7 +70,7 @@ import scipy.sparse as sp
 
 from kg_agent.exceptions import InvalidArgumentError
 from kg_agent.retrieval.base import Evidence
-from kg_agent.store import GraphStore
+from kg_agent.store import GraphReader
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -192,7 +192,7 @@ class GraphReranker:
 
     def __init__(
         self,
-        store: GraphStore,
+        store: GraphReader,
         *,
         weights: RerankWeights | None = None,
         hops: int = 1,

@@ -25,7 +25,7 @@ import numpy as np
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import InvalidArgumentError, SchemaMismatchError
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
-from kg_agent.store import GraphStore, SectionHit
+from kg_agent.store import GraphReader, SectionHit
 
 EXACT_SCAN_MAX_SECTIONS = 200_000
 
@@ -91,7 +91,7 @@ class SemanticRetriever(Retriever):
 
     def __init__(
         self,
-        store: GraphStore,
+        store: GraphReader,
         embedder: Embedder,
         *,
         mode: str = "auto",
@@ -115,7 +115,7 @@ class SemanticRetriever(Retriever):
         if not self.enabled:
             mode = "off"
         elif mode == "auto":
-            n = store.count("MATCH (s:Section) RETURN count(s)")
+            n = store.count_sections()
             mode = "exact" if n <= exact_max_sections else "index"
         self.mode = mode
         self._ids: list[str] | None = None

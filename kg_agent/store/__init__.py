@@ -7,6 +7,7 @@ package alone.
 
 from kg_agent.store.graph import NODE_TABLES, REL_TABLES, SCHEMA_VERSION, GraphStore
 from kg_agent.store.layout import index_dir, remove_database
+from kg_agent.store.reader import GraphReader
 from kg_agent.store.reads import VECTOR_INDEX, IndexStatus, SectionHit, StoreStats
 from kg_agent.store.text_index import TextIndex
 
@@ -15,6 +16,7 @@ __all__ = [
     "REL_TABLES",
     "SCHEMA_VERSION",
     "VECTOR_INDEX",
+    "GraphReader",
     "GraphStore",
     "IndexStatus",
     "SectionHit",

@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -326,17 +326,6 @@ class GraphStore(GraphReads, VectorWrites):
             self._in_tx = False
             with contextlib.suppress(DatabaseError):
                 self._run("ROLLBACK")
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
-        """All-or-nothing: any exception (Ctrl-C included) rolls the work back."""
-        self.begin()
-        try:
-            yield
-        except BaseException:
-            self.rollback()
-            raise
-        self.commit()
 
     # ------------------------------------------------------------------ bulk writes
     def copy_parquet(
@@ -674,6 +663,11 @@ class GraphStore(GraphReads, VectorWrites):
             tmp.unlink(missing_ok=True)
         self._links = None
         return n
+
+    def has_text_index(self) -> bool:
+        """Whether keyword search can run (a load cut short, or files lost, may leave
+        a graph without its full-text index)."""
+        return self.text_index() is not None
 
     def text_index(self) -> TextIndex | None:
         """The graph's full-text index (opened once), or None when it has none."""

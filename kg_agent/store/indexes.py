@@ -150,7 +150,7 @@ def save_linker(store: GraphStore) -> bool:
     """Build the question entity linker and save it with the generation, so a query
     process loads it (1M titles: ~3 s) rather than building it (~25 s). Skipped above
     the size where the linker uses the full-text fallback; returns whether it saved."""
-    from kg_agent.retrieval.entities import QuestionEntityLinker
+    from kg_agent.entities.linker import QuestionEntityLinker
 
     path = store.linker_path()
     linker = QuestionEntityLinker(store)

@@ -143,12 +143,24 @@ class GraphReads:
         return rows
 
     # ------------------------------------------------------------------ reads
-    def count(self, cypher: str) -> int:
+    def _count(self, cypher: str) -> int:
+        """The number a ``RETURN count(...)`` query of this package gives (tests, reports);
+        other modules call the named counts below."""
         return int(self._scalar(cypher) or 0)
+
+    def count_articles(self) -> int:
+        """Articles with a page in the graph (stubs, link targets without one, excluded)."""
+        return self._count("MATCH (a:Article) WHERE a.is_stub = false RETURN count(a)")
+
+    def count_redirects(self) -> int:
+        return self._count("MATCH (r:Redirect) RETURN count(r)")
+
+    def count_sections(self) -> int:
+        return self._count("MATCH (s:Section) RETURN count(s)")
 
     def stats(self, top: int = 10) -> StoreStats:
         meta = self.meta()
-        c = self.count
+        c = self._count
         top_rows = self._run(
             "MATCH (a:Article) WHERE a.is_stub = false RETURN a.title, a.pagerank "
             "ORDER BY a.pagerank DESC, a.title LIMIT $k",
@@ -269,14 +281,6 @@ class GraphReads:
             {"t": title},
         )
         return [(str(b), int(n)) for b, n in rows]
-
-    def section_mentions(self, section_id: str) -> list[tuple[str, int]]:
-        rows = self._run(
-            "MATCH (s:Section {id: $s})-[m:MENTIONS]->(a:Article) "
-            "RETURN a.title, m.count ORDER BY m.count DESC, a.title",
-            {"s": section_id},
-        )
-        return [(str(t), int(n)) for t, n in rows]
 
     def link_neighbourhood(
         self, titles: Sequence[str], *, limit: int, per_title: int | None = None
@@ -492,15 +496,3 @@ class GraphReads:
             {"t": title},
         )
         return [str(r[0]) for r in rows]
-
-
-def _hit(row: Sequence[Any]) -> SectionHit:
-    return SectionHit(
-        section_id=str(row[0]),
-        title=str(row[1]),
-        heading=str(row[2] or ""),
-        heading_path=str(row[3] or ""),
-        text=str(row[4] or ""),
-        score=float(row[5]),
-        pagerank=float(row[6] or 0.0),
-    )

@@ -9,21 +9,12 @@ query within tens of milliseconds.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 
-from kg_agent.retrieval.quality import content_words
 from kg_agent.synthesis.context import NumberedEvidence
+from kg_agent.text import content_words, split_sentences
 
 EXTRACTIVE_LABEL = "Extractive answer (offline: sentences quoted from the evidence, no LLM)"
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
-
-
-def split_sentences(text: str) -> list[str]:
-    out: list[str] = []
-    for para in text.split("\n"):
-        out.extend(s.strip() for s in _SENTENCE.split(para) if len(s.split()) >= 4)
-    return out
 
 
 def extractive_answer(question: str, numbered: NumberedEvidence, *, max_sentences: int = 3) -> str:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kg_agent.exceptions import KGAgentError, one_line
+from kg_agent.text import STOP_WORDS, words
 
 if TYPE_CHECKING:
     from kg_agent.embedding import Embedder, FloatArray
@@ -47,48 +48,6 @@ _CHECKOUT = Path(__file__).resolve().parents[2] / "few_shot" / "examples.jsonl"
 _EXAMPLE_KEYS = ("question", "evidence", "answer", "reasoning")
 _EVIDENCE_KEYS = ("n", "title", "heading", "text")
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
-_WORD = re.compile(r"\w+")
-_STOP = frozenset(
-    {
-        "a",
-        "an",
-        "the",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "by",
-        "with",
-        "from",
-        "and",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "do",
-        "does",
-        "did",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "how",
-        "that",
-        "this",
-        "these",
-        "those",
-        "it",
-        "its",
-    }
-)
 
 
 class FewShotError(KGAgentError):
@@ -271,8 +230,8 @@ def format_examples(examples: Sequence[FewShotExample]) -> str:
 
 
 def _tokens(text: str) -> frozenset[str]:
-    words = (w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1)
-    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
+    found = (w for w in words(text) if w not in STOP_WORDS and len(w) > 1)
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in found)
 
 
 def _overlap(a: frozenset[str], b: frozenset[str]) -> float:

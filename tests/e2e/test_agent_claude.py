@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kg_agent import AgentConfig
 from kg_agent.agent import KnowledgeGraphAgent, QueryResult
 from kg_agent.embedding import Embedder
 from kg_agent.ingest.pipeline import LoadReport
@@ -91,6 +92,27 @@ def agent(db: str, embedder: Embedder, fake: FakeAnthropic) -> Iterator[Knowledg
         yield a
 
 
+@pytest.fixture
+def make_agent(
+    db: str, embedder: Embedder, fake: FakeAnthropic
+) -> Iterator[Callable[..., KnowledgeGraphAgent]]:
+    """Another agent on the sample graph: ``client`` (default: the fake's) and settings."""
+    opened: list[KnowledgeGraphAgent] = []
+
+    def make(client: Any = None, **settings: Any) -> KnowledgeGraphAgent:
+        if client is None:
+            client = AnthropicClient(DEFAULT_KEY, base_url=fake.base_url, timeout=TIMEOUT_S)
+        a = KnowledgeGraphAgent(
+            db, embedder=embedder, llm_client=client, llm_timeout=TIMEOUT_S, **settings
+        )
+        opened.append(a)
+        return a
+
+    yield make
+    for a in opened:
+        a.close()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_fake(fake: FakeAnthropic) -> Iterator[None]:
     """Each test starts with no recorded request and the default responder, and must use
@@ -136,7 +158,9 @@ def warned(caplog: pytest.LogCaptureFixture, text_: str) -> list[str]:
     return [
         r.getMessage()
         for r in caplog.records
-        if r.levelno == logging.WARNING and r.name == "kg_agent.agent" and text_ in r.getMessage()
+        if r.levelno == logging.WARNING
+        and r.name.startswith("kg_agent.")
+        and text_ in r.getMessage()
     ]
 
 
@@ -260,7 +284,7 @@ def test_expansion_failure_searches_the_question_alone_and_warns(
 ) -> None:
     fake.enqueue(reply)
     question = "Who is counted as the founder of the university at which ENIAC was built?"
-    with caplog.at_level(logging.WARNING, logger="kg_agent.agent"):
+    with caplog.at_level(logging.WARNING, logger="kg_agent"):
         results = agent._multi_query_retrieve(question, max_results=6)
     assert len(fake.message_requests) == 1
     assert spy.calls == [(question, 6)]
@@ -270,16 +294,16 @@ def test_expansion_failure_searches_the_question_alone_and_warns(
 
 
 def test_expansion_connection_refused_falls_back(
-    agent: KnowledgeGraphAgent,
-    spy: SearchSpy,
+    make_agent: Callable[..., KnowledgeGraphAgent],
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with fake_anthropic_server() as gone:
         dead_url = gone.base_url
     client = AnthropicClient(DEFAULT_KEY, base_url=dead_url, timeout=TIMEOUT_S)
-    monkeypatch.setattr(agent, "llm", client)
-    with caplog.at_level(logging.WARNING, logger="kg_agent.agent"):
+    agent = make_agent(client)
+    spy = SearchSpy(agent, monkeypatch)
+    with caplog.at_level(logging.WARNING, logger="kg_agent"):
         results = agent._multi_query_retrieve(ENIAC_Q)
     client.close()
     assert results and results[0]["title"] == "ENIAC"
@@ -288,8 +312,7 @@ def test_expansion_connection_refused_falls_back(
 
 
 def test_expansion_never_raises_even_on_unexpected_errors(
-    agent: KnowledgeGraphAgent,
-    spy: SearchSpy,
+    make_agent: Callable[..., KnowledgeGraphAgent],
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -297,8 +320,9 @@ def test_expansion_never_raises_even_on_unexpected_errors(
         def complete(self, **kwargs: Any) -> LLMReply:
             raise RuntimeError("client bug")
 
-    monkeypatch.setattr(agent, "llm", Broken())
-    with caplog.at_level(logging.WARNING, logger="kg_agent.agent"):
+    agent = make_agent(Broken())
+    spy = SearchSpy(agent, monkeypatch)
+    with caplog.at_level(logging.WARNING, logger="kg_agent"):
         results = agent._multi_query_retrieve(ENIAC_Q)
     assert results and spy.queries == [ENIAC_Q]
     assert warned(caplog, "query expansion failed (RuntimeError)")
@@ -341,9 +365,11 @@ def test_synthesis_prompt_model_and_citations(
 
 
 def test_usage_counts_expansion_and_synthesis_tokens(
-    agent: KnowledgeGraphAgent, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+    make_agent: Callable[..., KnowledgeGraphAgent],
+    fake: FakeAnthropic,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(agent, "enable_multi_query", True)
+    agent = make_agent(enable_multi_query=True)
     fake.enqueue(
         text(EXPANSION_JSON, input_tokens=40, output_tokens=10),
         text("ENIAC had 17,468 tubes [1].", input_tokens=1000, output_tokens=30),
@@ -365,14 +391,14 @@ def test_usage_counts_expansion_and_synthesis_tokens(
 
 
 def test_expansion_failure_inside_query_keeps_claude_synthesis(
-    agent: KnowledgeGraphAgent,
+    make_agent: Callable[..., KnowledgeGraphAgent],
     fake: FakeAnthropic,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(agent, "enable_multi_query", True)
+    agent = make_agent(enable_multi_query=True)
     fake.enqueue(overloaded())
-    with caplog.at_level(logging.WARNING, logger="kg_agent.agent"):
+    with caplog.at_level(logging.WARNING, logger="kg_agent"):
         r = agent.query(ENIAC_Q)
     assert r.path == "claude" and r.mode == "claude"
     assert len(r.warnings) == 1 and "query expansion failed (overloaded)" in r.warnings[0]
@@ -420,7 +446,7 @@ def test_synthesis_failure_falls_back_to_the_extractive_answer(
     kind: str,
 ) -> None:
     fake.enqueue(reply)
-    with caplog.at_level(logging.WARNING, logger="kg_agent.agent"):
+    with caplog.at_level(logging.WARNING, logger="kg_agent"):
         r = agent.query(ENIAC_Q)
     assert len(fake.message_requests) == 1
     assert r.path == "offline" and r.mode == "extractive"
@@ -436,14 +462,14 @@ def test_synthesis_failure_falls_back_to_the_extractive_answer(
 
 
 def test_both_calls_failing_still_answers(
-    agent: KnowledgeGraphAgent,
+    make_agent: Callable[..., KnowledgeGraphAgent],
     fake: FakeAnthropic,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(agent, "enable_multi_query", True)
+    agent = make_agent(enable_multi_query=True)
     fake.enqueue(rate_limited(), rate_limited())
-    with caplog.at_level(logging.WARNING, logger="kg_agent.agent"):
+    with caplog.at_level(logging.WARNING, logger="kg_agent"):
         r = agent.query(ENIAC_Q)
     assert r.path == "offline" and r.mode == "extractive"
     assert len(r.warnings) == 2
@@ -491,6 +517,27 @@ def test_key_argument_with_base_url_from_env(
     assert r.citations and r.citations[0].title == "ENIAC"
 
 
+def test_llm_base_url_from_the_constructor_and_the_config(
+    db: str, embedder: Embedder, fake: FakeAnthropic
+) -> None:
+    """No ANTHROPIC_BASE_URL (the module fixture removed it): the URL given to the agent,
+    or in its AgentConfig, is where every Claude step goes."""
+    with KnowledgeGraphAgent(
+        db, anthropic_api_key=DEFAULT_KEY, embedder=embedder, llm_base_url=fake.base_url
+    ) as a:
+        assert a.config.llm_base_url == fake.base_url
+        first = a.query(ENIAC_Q)
+    config = AgentConfig(llm_base_url=fake.base_url, multi_query=True, llm_timeout=TIMEOUT_S)
+    with KnowledgeGraphAgent(
+        db, anthropic_api_key=DEFAULT_KEY, embedder=embedder, config=config
+    ) as a:
+        second = a.query(ENIAC_Q)
+    assert first.path == second.path == "claude"
+    models = [r.body["model"] for r in fake.message_requests if r.body is not None]
+    assert models == [DEFAULT_SYNTHESIS_MODEL, EXPANSION_MODEL, DEFAULT_SYNTHESIS_MODEL]
+    assert second.usage["calls"] == 2
+
+
 def test_key_from_environment(
     db: str, embedder: Embedder, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -525,7 +572,7 @@ def test_refused_key_falls_back_with_a_warning(
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
     with (
-        caplog.at_level(logging.WARNING, logger="kg_agent.agent"),
+        caplog.at_level(logging.WARNING, logger="kg_agent"),
         KnowledgeGraphAgent(
             db, anthropic_api_key="wrong-key", embedder=embedder, llm_timeout=TIMEOUT_S
         ) as a,

@@ -270,11 +270,9 @@ def test_to_dict_is_json_serialisable(answers: dict[str, QueryResult]) -> None:
 def test_use_enhancements_false_switches_off_all_three(
     plain_agent: KnowledgeGraphAgent,
 ) -> None:
-    assert not plain_agent.enable_reranker
-    assert not plain_agent.enable_multidoc
-    assert not plain_agent.enable_fewshot
-    assert plain_agent.fewshot is None
-    assert plain_agent.synthesizer.group is False
+    cfg = plain_agent.config
+    assert not cfg.reranker and not cfg.multidoc and not cfg.fewshot
+    assert [s.name for s in plain_agent.pipeline.stages] == ["quality_filter", "top_k"]
     q = "Which high-level programming language was designed by the engineer who built the Z3?"
     r = plain_agent.query(q)
     assert "rerank" not in [s["stage"] for s in r.trace]
@@ -304,13 +302,14 @@ def test_each_enable_flag_switches_off_one(
     flags: dict[str, Any] = {flag: False}
     with KnowledgeGraphAgent(db, embedder=embedder, **flags) as a:
         state = {
-            "reranker": a.enable_reranker,
-            "multidoc": a.enable_multidoc,
-            "fewshot": a.enable_fewshot,
+            "reranker": a.config.reranker,
+            "multidoc": a.config.multidoc,
+            "fewshot": a.config.fewshot,
         }
         assert state == {k: k != off for k in state}
-        assert a.synthesizer.group is (off != "multidoc")
-        assert (a.fewshot is None) is (off == "fewshot")
+        numbered, prompt = a._build_synthesis_context("ENIAC?", a.query("ENIAC tubes").evidence)
+        assert ("## " in numbered.text) is (off != "multidoc")
+        assert ("Examples of good cited answers" in prompt) is (off != "fewshot")
         r = a.query("How many vacuum tubes did ENIAC contain?")
         assert ("rerank" in [s["stage"] for s in r.trace]) is (off != "reranker")
         assert r.path == "offline"

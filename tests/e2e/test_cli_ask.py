@@ -169,6 +169,22 @@ def test_ask_with_api_key_uses_claude_and_reports_failures(
     assert len(requests) == 2 and all(r.credential == DEFAULT_KEY for r in requests)
 
 
+def test_llm_base_url_points_claude_steps_at_a_local_endpoint(
+    db: str, shared_model: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local model behind an Anthropic-compatible Messages endpoint: the option alone
+    (no ANTHROPIC_BASE_URL in the environment) routes synthesis there."""
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    with fake_anthropic_server(responder=lambda body: "ENIAC had 17,468 tubes [1].") as fake:
+        result = invoke(
+            "ask", ENIAC_Q, "--db", db, "--api-key", DEFAULT_KEY, "--llm-base-url", fake.base_url
+        )
+        requests = fake.message_requests
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("ENIAC had 17,468 tubes [1].")
+    assert len(requests) == 1 and requests[0].credential == DEFAULT_KEY
+
+
 def test_a_bad_api_key_is_warned_once(
     db: str, shared_model: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -63,7 +63,7 @@ def test_cli_ask_prints_the_warning_once(graph: Path) -> None:
 
 def test_neighbours_are_ranked_by_bm25_without_vectors(graph: Path) -> None:
     with KnowledgeGraphAgent(str(graph), offline=True) as agent:
-        scored = agent.entity_graph.score_titles(
+        scored = agent.components.entity_graph(agent.config.candidates).score_titles(
             "mathematical analysis of the engine", ["Analytical Engine", "IBM", "No such article"]
         )
     assert set(scored) == {"Analytical Engine", "IBM"}

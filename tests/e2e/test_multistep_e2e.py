@@ -1,7 +1,7 @@
 """The multi-step engine on the real 2WikiMultihopQA graph (the session's; no second build).
 
 The engine is built as the eval's ``multistep`` mode builds it: over the
-entity-graph retriever of an :class:`EvalContext`. The Claude planning path runs
+entity-graph retriever of a graph's :class:`GraphComponents`. The Claude planning path runs
 through the real ``anthropic`` SDK against the loopback fake server.
 """
 
@@ -15,14 +15,15 @@ from typing import Any
 import pytest
 
 from kg_agent.embedding import Embedder
-from kg_agent.evaluation.modes import EvalContext
 from kg_agent.ingest.pipeline import LoadReport
 from kg_agent.llm.client import AnthropicClient
 from kg_agent.multistep.config import MultiStepConfig
 from kg_agent.multistep.engine import MultiStepEngine, MultiStepResult
 from kg_agent.multistep.planner import PLANNER_MODEL
 from kg_agent.multistep.stop import StopReason
+from kg_agent.pipeline import GraphComponents
 from kg_agent.retrieval.base import RetrievalResult, Retriever
+from kg_agent.store import GraphStore
 from tests.support.fake_anthropic import (
     DEFAULT_KEY,
     Behaviour,
@@ -50,15 +51,15 @@ REWRITES = ["director of The Planet of Junior Brown", "director of A Yank in the
 
 
 @pytest.fixture(scope="module")
-def ctx(twowiki_graph: tuple[Path, LoadReport], embedder: Embedder) -> Iterator[EvalContext]:
-    context = EvalContext(str(twowiki_graph[0]), embedder=embedder)
-    yield context
-    context.close()
+def ctx(twowiki_graph: tuple[Path, LoadReport], embedder: Embedder) -> Iterator[GraphComponents]:
+    store = GraphStore.open(twowiki_graph[0], read_only=True)
+    yield GraphComponents(store, embedder)
+    store.close()
 
 
 @pytest.fixture(scope="module")
-def engine(ctx: EvalContext) -> MultiStepEngine:
-    return MultiStepEngine(ctx.entity_graph)
+def engine(ctx: GraphComponents) -> MultiStepEngine:
+    return ctx.multistep_engine()
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +148,7 @@ def test_trace_is_json_serialisable(complex_run: MultiStepResult) -> None:
     assert trace["steps"][-1]["gate"] == trace["bridge_round_stats"]["gate"]
 
 
-def test_max_steps_override_is_respected(ctx: EvalContext, engine: MultiStepEngine) -> None:
+def test_max_steps_override_is_respected(ctx: GraphComponents, engine: MultiStepEngine) -> None:
     wide = engine.run(OPEN_GAP_QUESTION, force="complex")
     assert wide.plan["query_type"] == "trend"
     assert loop_steps(wide) == ["plan", "plan", "plan"]  # the question, then one per year
@@ -160,7 +161,7 @@ def test_max_steps_override_is_respected(ctx: EvalContext, engine: MultiStepEngi
     assert one.stop_reason == "max_steps"
 
     # the engine's own config is the default for every run
-    capped = MultiStepEngine(ctx.entity_graph, config=MultiStepConfig(max_steps=1))
+    capped = ctx.multistep_engine(config=MultiStepConfig(max_steps=1))
     assert loop_steps(capped.run(OPEN_GAP_QUESTION, force="complex")) == ["plan"]
 
     # past the plan, the loop refines the question with the missing terms (here the
@@ -204,8 +205,8 @@ class _BridgeSearchFails(Retriever):
         return self.inner.search(query, top_k)
 
 
-def test_failing_bridge_search_never_breaks_the_query(ctx: EvalContext) -> None:
-    eng = MultiStepEngine(ctx.entity_graph, config=MultiStepConfig(bridge_quality_gate=1.0))
+def test_failing_bridge_search_never_breaks_the_query(ctx: GraphComponents) -> None:
+    eng = ctx.multistep_engine(config=MultiStepConfig(bridge_quality_gate=1.0))
     failing = _BridgeSearchFails(eng.base, QUESTION)
     eng.base = failing  # the bridge round searches through engine.base
     r = eng.run(QUESTION)
@@ -246,17 +247,17 @@ def no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def run_with_claude(ctx: EvalContext, plan_reply: str) -> tuple[MultiStepResult, FakeAnthropic]:
+def run_with_claude(ctx: GraphComponents, plan_reply: str) -> tuple[MultiStepResult, FakeAnthropic]:
     with (
         fake_anthropic_server(responder=responder(plan_reply)) as fake,
         AnthropicClient(DEFAULT_KEY, base_url=fake.base_url, timeout=5.0) as client,
     ):
-        eng = MultiStepEngine(ctx.entity_graph, llm=client, llm_timeout=5.0)
+        eng = ctx.multistep_engine(llm=client, llm_timeout=5.0)
         return eng.run(QUESTION), fake
 
 
 @pytest.mark.usefixtures("no_credentials")
-def test_claude_plan_is_used(ctx: EvalContext) -> None:
+def test_claude_plan_is_used(ctx: GraphComponents) -> None:
     r, fake = run_with_claude(ctx, json.dumps(LLM_PLAN))
     assert r.route == "complex"
     assert r.plan["source"] == "llm" and r.plan["pattern"] == "parallel"
@@ -290,7 +291,9 @@ def test_claude_plan_is_used(ctx: EvalContext) -> None:
     ],
     ids=["malformed-json", "invalid-plan"],
 )
-def test_bad_claude_plan_falls_back_to_rule_plan(ctx: EvalContext, reply: str, why: str) -> None:
+def test_bad_claude_plan_falls_back_to_rule_plan(
+    ctx: GraphComponents, reply: str, why: str
+) -> None:
     r, _ = run_with_claude(ctx, reply)
     assert r.plan["source"] == "rule" and r.plan["query_type"] == "compare"
     planning = [w for w in r.warnings if w.startswith("LLM planning failed, using the rule plan")]

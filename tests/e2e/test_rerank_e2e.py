@@ -113,8 +113,10 @@ def test_a_link_table_older_than_the_graph_is_not_read(tmp_path: Path) -> None:
     load_source(SAMPLE_DUMP, db, options=LoadOptions(progress=False, embeddings="none"))
     with GraphStore.open(db) as store:
         fresh = store.link_table()
-        assert fresh is not None and fresh.edges == store.count(
-            "MATCH (:Article)-[r:LINKS_TO]->(:Article) RETURN count(r)"
+        assert (
+            fresh is not None
+            and fresh.edges
+            == store.query("MATCH (:Article)-[r:LINKS_TO]->(:Article) RETURN count(r) AS n")[0]["n"]
         )
         gen = store.generation_path()
         assert gen is not None

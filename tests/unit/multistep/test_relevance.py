@@ -112,7 +112,7 @@ def test_rewrite_dedupes_and_keeps_original_first(
     assert meter.calls == 1
     (req,) = fake_server.message_requests
     assert req.body is not None and req.body["model"] == REWRITE_MODEL
-    assert "exactly 2 alternative" in str(req.system)
+    assert "exactly two alternative phrasings" in str(req.system)
     assert req.user_text == QUESTION
 
 

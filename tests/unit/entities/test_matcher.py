@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kg_agent.ingest.mentions import MentionMatcher, base_name
+from kg_agent.entities.matcher import MentionMatcher, base_name
 from kg_agent.ingest.passages import iter_passage_pages
 
 

@@ -35,23 +35,20 @@ import importlib.metadata
 import json
 import os
 import pickle
-import re
 import threading
 from pathlib import Path
 from typing import Any
 
-from kg_agent.ingest import mentions
-from kg_agent.ingest.mentions import COMMON_WORDS, MentionMatcher, eligible_form
-from kg_agent.store import GraphStore
+from kg_agent.entities import matcher as mentions
+from kg_agent.entities.matcher import COMMON_WORDS, MentionMatcher, eligible_form
+from kg_agent.store import GraphReader
+from kg_agent.text import words
 
 __all__ = ["QuestionEntityLinker"]
 
 MAX_AUTOMATON_TITLES = 2_000_000
-_WORD = re.compile(r"\w+")
 _MIN_LENGTH = 4  # MentionMatcher's default
 _FORMAT = 1
-_N_TITLES = "MATCH (a:Article) WHERE NOT a.is_stub RETURN count(a)"
-_N_REDIRECTS = "MATCH (r:Redirect) RETURN count(r)"
 
 
 class QuestionEntityLinker:
@@ -63,7 +60,7 @@ class QuestionEntityLinker:
 
     def __init__(
         self,
-        store: GraphStore,
+        store: GraphReader,
         *,
         max_titles: int = MAX_AUTOMATON_TITLES,
         saved: str | os.PathLike[str] | None = None,
@@ -80,7 +77,7 @@ class QuestionEntityLinker:
         with self._lock:
             if self._matcher is not None or self._use_fts:
                 return
-            n = self.store.count(_N_TITLES)
+            n = self.store.count_articles()
             if n > self.max_titles:
                 self._use_fts = True
                 return
@@ -95,7 +92,7 @@ class QuestionEntityLinker:
     def _key(self, n_titles: int | None = None) -> str:
         """What a saved matcher must have been built from to serve this graph."""
         if n_titles is None:
-            n_titles = self.store.count(_N_TITLES)
+            n_titles = self.store.count_articles()
         # load ids, not their status: a load saves its linker while it finishes
         loads = sorted(str(r.get("id")) for r in self.store.loads())
         parts = {
@@ -103,14 +100,14 @@ class QuestionEntityLinker:
             "rules": _rules_digest(),
             "pyahocorasick": _ahocorasick_version(),
             "titles": n_titles,
-            "redirects": self.store.count(_N_REDIRECTS),
+            "redirects": self.store.count_redirects(),
             "loads": loads,
         }
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
     def uses_automaton(self) -> bool:
         """Whether the graph is small enough for the automaton (else full-text fallback)."""
-        return self.store.count(_N_TITLES) <= self.max_titles
+        return self.store.count_articles() <= self.max_titles
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the built matcher to the file ``path`` (replaced atomically).
@@ -130,7 +127,7 @@ class QuestionEntityLinker:
             # order of first appearance in the question
             lowered = question.lower()
             return sorted(found, key=lambda t: _position(lowered, t))
-        words = f" {' '.join(_WORD.findall(question.lower()))} "
+        spaced = f" {' '.join(words(question))} "
         out = []
         for title, _ in self.store.search_article_titles(question, k=10):
             base = title.split(" (")[0]
@@ -138,8 +135,8 @@ class QuestionEntityLinker:
             # of question words ("Anne Law" is not in "Anne Woodville's father-in-law")
             if not eligible_form(base, _MIN_LENGTH, COMMON_WORDS):
                 continue
-            phrase = " ".join(_WORD.findall(base.lower()))
-            if phrase and f" {phrase} " in words:
+            phrase = " ".join(words(base))
+            if phrase and f" {phrase} " in spaced:
                 out.append(title)
         return out
 

@@ -1,0 +1,106 @@
+"""What a :class:`~kg_agent.agent.KnowledgeGraphAgent` does, as one validated value.
+
+Why a value object: the agent's behaviour (how evidence is found, which stages rank
+it, how the answer is written) was spread over twenty constructor arguments; as a
+frozen :class:`AgentConfig` it can be checked once, compared, logged, derived
+(``config.replace(top_k=5)``) and handed to :func:`~kg_agent.pipeline.build_pipeline`,
+which is also how the eval harness names its modes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from kg_agent.exceptions import InvalidArgumentError
+from kg_agent.multistep.config import MultiStepConfig
+from kg_agent.retrieval.rerank import RerankWeights
+from kg_agent.synthesis.claude import DEFAULT_SYNTHESIS_MODEL
+
+__all__ = ["RETRIEVAL_MODES", "ROUTES", "AgentConfig"]
+
+#: "graph": the question's entities, their link/mention neighbours, then hybrid
+#: (see retrieval/graph_walk.py); "hybrid": dense + BM25 by reciprocal rank;
+#: "dense": embeddings only; "bm25": the full-text index only.
+RETRIEVAL_MODES = ("graph", "hybrid", "dense", "bm25")
+#: Forced routing of the multi-step engine (None: its classifier decides).
+ROUTES = ("simple", "complex")
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """How a question is answered. Every field has the default a user gets.
+
+    Retrieval: ``retrieval`` (one of :data:`RETRIEVAL_MODES`), ``candidates`` (how
+    many sections it ranks), ``multi_query`` (also search two rephrasings),
+    ``multistep`` (the multi-step engine instead; ``route`` forces its routing,
+    ``multistep_config`` its settings, default the packaged YAML).
+    Stages: ``quality_filter``, ``reranker`` (``rerank_weights``), then the best
+    ``top_k`` go to synthesis. Synthesis: Claude ``synthesis_model`` when a key is
+    configured and ``offline`` is off, at ``llm_base_url`` when given; ``multidoc``
+    groups evidence by article and ``fewshot`` adds examples (``few_shot_path``).
+    ``structural``: Cypher-pack answers for structural questions (``cypher_pack_path``).
+    """
+
+    retrieval: str = "graph"
+    top_k: int = 8
+    candidates: int = 30
+    multi_query: bool = False
+    multistep: bool = False
+    route: str | None = None
+    multistep_config: MultiStepConfig | None = None
+    quality_filter: bool = True
+    reranker: bool = True
+    rerank_weights: RerankWeights | None = None
+    multidoc: bool = True
+    fewshot: bool = True
+    few_shot_path: str | None = None
+    structural: bool = True
+    cypher_pack_path: str | None = None
+    synthesis_model: str = DEFAULT_SYNTHESIS_MODEL
+    llm_timeout: float = 30.0
+    llm_base_url: str | None = None
+    offline: bool = False
+
+    def __post_init__(self) -> None:
+        if self.retrieval not in RETRIEVAL_MODES:
+            raise InvalidArgumentError(
+                f"retrieval must be one of {', '.join(RETRIEVAL_MODES)}, not {self.retrieval!r}"
+            )
+        for name in ("top_k", "candidates"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InvalidArgumentError(f"{name} must be an integer, not {value!r}")
+        if not 1 <= self.top_k <= 50:
+            raise InvalidArgumentError(f"top_k must be between 1 and 50, not {self.top_k}")
+        if self.candidates < self.top_k:
+            raise InvalidArgumentError(
+                f"candidates ({self.candidates}) must be >= top_k ({self.top_k})"
+            )
+        if self.route is not None and self.route not in ROUTES:
+            raise InvalidArgumentError(
+                f"route must be one of {', '.join(ROUTES)} or None, not {self.route!r}"
+            )
+        if not (isinstance(self.llm_timeout, int | float) and math.isfinite(self.llm_timeout)):
+            raise InvalidArgumentError(f"llm_timeout must be a number, not {self.llm_timeout!r}")
+        if self.llm_timeout <= 0:
+            raise InvalidArgumentError(f"llm_timeout must be positive, not {self.llm_timeout}")
+        if self.multistep_config is not None and not isinstance(
+            self.multistep_config, MultiStepConfig
+        ):
+            raise InvalidArgumentError("multistep_config must be a MultiStepConfig")
+        if self.rerank_weights is not None and not isinstance(self.rerank_weights, RerankWeights):
+            raise InvalidArgumentError("rerank_weights must be a RerankWeights")
+        if not self.synthesis_model or not isinstance(self.synthesis_model, str):
+            raise InvalidArgumentError("synthesis_model must be a model name")
+
+    def replace(self, **changes: Any) -> AgentConfig:
+        """A copy with ``changes`` (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (nested settings as dicts), for logs and eval reports."""
+        out = dataclasses.asdict(self)
+        return {k: v for k, v in out.items()}

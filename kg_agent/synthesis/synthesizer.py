@@ -1,0 +1,137 @@
+"""The answer from ranked evidence: one seam, two implementations.
+
+:class:`ExtractiveSynthesizer` quotes the evidence's best sentences (offline, no model);
+:class:`ClaudeSynthesizer` asks Claude (or any Anthropic-compatible Messages endpoint:
+``ANTHROPIC_BASE_URL``, ``--llm-base-url``) for a cited answer through
+:func:`~kg_agent.llm.client.metered_complete`, and falls back to the extractive answer,
+with one warning, when the call fails.
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, metered_complete
+from kg_agent.retrieval.base import Evidence
+from kg_agent.synthesis.claude import (
+    DEFAULT_SYNTHESIS_MODEL,
+    SYSTEM_PROMPT,
+    build_prompt,
+    chain_text,
+)
+from kg_agent.synthesis.context import MultiDocSynthesizer, NumberedEvidence
+from kg_agent.synthesis.extractive import extractive_answer
+from kg_agent.synthesis.fewshot import FewShotManager, format_examples
+
+__all__ = [
+    "ClaudeSynthesizer",
+    "ExtractiveSynthesizer",
+    "Synthesis",
+    "Synthesizer",
+    "claude_prompt",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Synthesis:
+    """An answer, the numbered evidence its ``[n]`` point into, and how it was made
+    (``mode``: ``claude`` or ``extractive``)."""
+
+    answer: str
+    numbered: NumberedEvidence
+    mode: str
+    warnings: list[str] = field(default_factory=list)
+    usage: UsageMeter = field(default_factory=UsageMeter)
+
+
+def claude_prompt(
+    question: str,
+    evidence: Sequence[Evidence],
+    numbering: MultiDocSynthesizer,
+    fewshot: FewShotManager | None = None,
+) -> tuple[NumberedEvidence, str]:
+    """The numbered evidence and the prompt Claude is sent for it."""
+    numbered = numbering.number(evidence)
+    examples = ""
+    if fewshot is not None:
+        examples = format_examples(fewshot.select(question, k=2))
+    chain = chain_text(numbered.items)
+    return numbered, build_prompt(question, numbered.text, examples, chain)
+
+
+class Synthesizer(abc.ABC):
+    """Turns a question and its ranked evidence into a cited answer; never raises for
+    a model's failure."""
+
+    @abc.abstractmethod
+    def synthesize(self, question: str, evidence: Sequence[Evidence]) -> Synthesis: ...
+
+
+class ExtractiveSynthesizer(Synthesizer):
+    """The evidence sentences that share the most (rarer) words with the question."""
+
+    def __init__(self, numbering: MultiDocSynthesizer | None = None) -> None:
+        self.numbering = numbering or MultiDocSynthesizer()
+
+    def synthesize(self, question: str, evidence: Sequence[Evidence]) -> Synthesis:
+        numbered = self.numbering.number(evidence)
+        return Synthesis(extractive_answer(question, numbered), numbered, "extractive")
+
+
+class ClaudeSynthesizer(Synthesizer):
+    """A cited answer written by ``model``; the extractive one when there is no
+    evidence or the call fails."""
+
+    def __init__(
+        self,
+        llm: LLMClient,
+        *,
+        model: str = DEFAULT_SYNTHESIS_MODEL,
+        timeout: float = 30.0,
+        numbering: MultiDocSynthesizer | None = None,
+        fewshot: FewShotManager | None = None,
+        max_tokens: int = 700,
+    ) -> None:
+        self.llm = llm
+        self.model = model
+        self.timeout = timeout
+        self.numbering = numbering or MultiDocSynthesizer()
+        self.fewshot = fewshot
+        self.max_tokens = max_tokens
+        self.fallback = ExtractiveSynthesizer(self.numbering)
+
+    def context(self, question: str, evidence: Sequence[Evidence]) -> tuple[NumberedEvidence, str]:
+        """The numbered evidence and the whole prompt (few-shot examples included)."""
+        return claude_prompt(question, evidence, self.numbering, self.fewshot)
+
+    def synthesize(self, question: str, evidence: Sequence[Evidence]) -> Synthesis:
+        if not evidence:
+            return self.fallback.synthesize(question, evidence)
+        numbered, prompt = self.context(question, evidence)
+        meter = UsageMeter()
+        try:
+            reply = metered_complete(
+                self.llm,
+                meter,
+                model=self.model,
+                system=SYSTEM_PROMPT,
+                prompt=prompt,
+                max_tokens=self.max_tokens,
+                timeout=self.timeout,
+            )
+            if reply.text.strip():
+                return Synthesis(reply.text.strip(), numbered, "claude", usage=meter)
+            meter.record_failure()  # a reply without text is a failed answer
+            raise LLMError("bad_response", "empty answer")
+        except LLMError as exc:
+            msg = f"synthesis with {self.model} failed ({exc.kind}): extractive answer"
+            log.warning(msg)
+        out = self.fallback.synthesize(question, evidence)
+        out.warnings.append(msg)
+        out.usage = meter
+        return out

@@ -1,0 +1,53 @@
+"""The question entity linker's rules, on the in-memory graph."""
+
+from __future__ import annotations
+
+from kg_agent.entities import QuestionEntityLinker
+from kg_agent.store import GraphReader
+from tests.support.memory_graph import MemoryGraph
+
+
+def test_the_memory_graph_is_a_graph_reader(world_no_vectors: MemoryGraph) -> None:
+    assert isinstance(world_no_vectors, GraphReader)
+
+
+def test_a_parenthetical_title_is_found_by_its_base_name(world_no_vectors: MemoryGraph) -> None:
+    linker = QuestionEntityLinker(world_no_vectors)
+    q = "Who is the mother of the director of Polish-Russian War?"
+    assert linker.link(q) == ["Polish-Russian War (film)"]
+
+
+def test_an_ambiguous_base_name_seeds_every_candidate(world_no_vectors: MemoryGraph) -> None:
+    linker = QuestionEntityLinker(world_no_vectors)
+    assert sorted(linker.link("Who wrote Dark River?")) == [
+        "Dark River (film)",
+        "Dark River (novel)",
+    ]
+
+
+def test_titles_come_in_order_of_first_appearance(world_no_vectors: MemoryGraph) -> None:
+    linker = QuestionEntityLinker(world_no_vectors)
+    q = "Did Dorota Masłowska write the novel behind Polish-Russian War?"
+    assert linker.link(q) == ["Dorota Masłowska", "Polish-Russian War (film)"]
+    q = "Was Polish-Russian War based on a book by Dorota Masłowska?"
+    assert linker.link(q) == ["Polish-Russian War (film)", "Dorota Masłowska"]
+
+
+def test_a_redirect_links_its_target(world_no_vectors: MemoryGraph) -> None:
+    linker = QuestionEntityLinker(world_no_vectors)
+    assert linker.link("Where did Braunek teach?") == ["Małgorzata Braunek"]
+
+
+def test_years_stubs_and_lower_case_words_are_not_entities(world_no_vectors: MemoryGraph) -> None:
+    linker = QuestionEntityLinker(world_no_vectors)
+    # "2009" is a title, "Szamotuły" a stub, "war film" a lower-case span of a title
+    q = "Which war film of 2009 was shot in Szamotuły?"
+    assert linker.link(q) == []
+
+
+def test_the_full_text_fallback_wants_the_name_in_order(world_no_vectors: MemoryGraph) -> None:
+    linker = QuestionEntityLinker(world_no_vectors, max_titles=0)  # above the automaton's size
+    assert not linker.uses_automaton()
+    assert linker.link("Who employed Anne Law at court?") == ["Anne Law"]
+    # both words are in the question, but not as the name
+    assert linker.link("Who was Anne Woodville's father-in-law?") == []

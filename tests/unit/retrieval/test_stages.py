@@ -1,0 +1,93 @@
+"""The stages after retrieval: quality filter, graph rerank with tiers, top k."""
+
+from __future__ import annotations
+
+from kg_agent.retrieval.base import GRAPH_TIERS, Evidence, RetrievalResult, is_graph_found
+from kg_agent.retrieval.rerank import GraphReranker, RerankWeights
+from kg_agent.retrieval.stages import GraphRerank, QualityFilter, TopK, run_stages
+from tests.support.memory_graph import MemoryGraph
+from tests.unit.conftest import DIRECTOR, MOTHER, WAR_FILM
+
+Q = "Who is the mother of the director of Polish-Russian War?"
+
+
+def _ev(title: str, text: str, sim: float, source: str, pagerank: float = 0.0) -> Evidence:
+    return Evidence(
+        f"{title}::0000", title, "", title, text, sim, pagerank, score=sim, source=source
+    )
+
+
+def test_graph_found_is_one_predicate() -> None:
+    assert [s for s in GRAPH_TIERS if is_graph_found(_ev("x", "", 0, s))] == [
+        "entity",
+        "graph",
+        "bridge_linked",
+    ]
+    assert not is_graph_found(_ev("x", "", 0, "semantic"))
+    assert not is_graph_found(_ev("x", "", 0, "bridge"))
+
+
+def test_quality_filter_keeps_graph_found_evidence_whatever_its_score() -> None:
+    short = "A Polish actress."  # under 20 words: quality 0
+    result = RetrievalResult(
+        Q,
+        [
+            _ev("Small", short, 0.9, "semantic"),
+            _ev("Małgorzata Braunek", short, 0.2, "graph"),
+            _ev("Xawery Żuławski", DIRECTOR, 0.5, "semantic"),
+        ],
+    )
+    out = QualityFilter().apply(Q, result)
+    assert [e.title for e in out.evidence] == ["Małgorzata Braunek", "Xawery Żuławski"]
+    assert out.trace[-1] == {
+        "stage": "quality_filter",
+        "kept": 2,
+        "dropped": 1,
+        "kept_by_graph": 1,
+        "threshold": 0.3,
+    }
+    assert out.evidence[1].scores["quality"] > 0.3
+
+
+def test_quality_filter_keeps_the_ranking_rather_than_nothing() -> None:
+    result = RetrievalResult(Q, [_ev("Small", "Too short.", 0.9, "semantic")])
+    assert [e.title for e in QualityFilter().apply(Q, result).evidence] == ["Small"]
+
+
+def test_rerank_reorders_within_tiers_never_across(world: MemoryGraph) -> None:
+    # "War film" has the highest PageRank and similarity but was found by search alone
+    items = [
+        _ev("War film", WAR_FILM, 0.9, "semantic"),
+        _ev("Małgorzata Braunek", MOTHER, 0.1, "graph"),
+        _ev("Xawery Żuławski", DIRECTOR, 0.2, "graph"),
+        _ev("Polish-Russian War (film)", "", 0.3, "entity"),
+    ]
+    stage = GraphRerank(GraphReranker(world))
+    out = stage.apply(Q, RetrievalResult(Q, items))
+    titles = [e.title for e in out.evidence]
+    assert titles[0] == "Polish-Russian War (film)" and titles[-1] == "War film"
+    assert set(titles[1:3]) == {"Małgorzata Braunek", "Xawery Żuławski"}
+    assert out.trace[-1]["within_tiers"] is True
+    assert all("pagerank" in e.scores for e in out.evidence)
+
+
+def test_rerank_alone_orders_search_results_by_its_score(world: MemoryGraph) -> None:
+    items = [
+        _ev("Dark River (novel)", "x", 0.80, "semantic", pagerank=0.01),
+        _ev("War film", "x", 0.79, "semantic", pagerank=0.30),
+    ]
+    weights = RerankWeights(retrieval=1.0, global_pagerank=2.0, personalized_pagerank=0.0)
+    out = GraphRerank(GraphReranker(world, weights=weights)).apply(Q, RetrievalResult(Q, items))
+    assert out.trace[-1]["within_tiers"] is False
+    scores = [e.score for e in out.evidence]
+    assert scores == sorted(scores, reverse=True)
+    # War film's PageRank (the graph's largest), weighted 2:1, lifts it over a near-equal
+    # similarity (normalised: 0 against 1)
+    assert out.evidence[0].title == "War film"
+
+
+def test_run_stages_in_order_and_top_k() -> None:
+    items = [_ev(f"T{i}", DIRECTOR, 1 - i / 10, "semantic") for i in range(5)]
+    out = run_stages(Q, RetrievalResult(Q, items), [QualityFilter(), TopK(2)])
+    assert [e.title for e in out.evidence] == ["T0", "T1"]
+    assert [t["stage"] for t in out.trace] == ["quality_filter"]
