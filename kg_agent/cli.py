@@ -348,9 +348,9 @@ def reindex(db_path: str, quiet: bool) -> None:
 @click.option(
     "--chunk",
     type=click.IntRange(min=1),
-    default=10_000,
-    show_default=True,
-    help="Sections per resumable batch written to disk (an interruption loses at most one).",
+    default=None,
+    help="Sections per resumable batch written to disk (an interruption loses at most one; "
+    "on Ray, the unit shared among the workers). Default 10,000, or 1,000 with --ray.",
 )
 @click.option(
     "--force",
@@ -400,7 +400,7 @@ def embed(
     batch_size: int | None,
     threads: int | None,
     precision: str,
-    chunk: int,
+    chunk: int | None,
     force: bool,
     ray_address: str | None,
     ray_workers: int | None,

@@ -58,6 +58,10 @@ __all__ = ["EmbedReport", "embed_graph", "work_dir"]
 
 #: Sections per resumable batch: ~100 s of CPU embedding, well under a second on a GPU.
 DEFAULT_CHUNK = 10_000
+#: On Ray a batch is also the unit the actor pool shares out: smaller, so that every
+#: worker has many (one batch of 10,000 kept a 2-worker pool to one worker on a 5k-section
+#: graph; measured in docs/BENCHMARKS.md). Still seconds of work on a GPU per batch.
+RAY_CHUNK = 1_000
 
 _SECTIONS = (
     "MATCH (s:Section) RETURN s.id AS id, s.text_hash AS text_hash, s.article AS article, "
@@ -96,7 +100,7 @@ def embed_graph(
     db_path: str,
     embedder: Embedder | None = None,
     *,
-    chunk: int = DEFAULT_CHUNK,
+    chunk: int | None = None,
     cache: bool = True,
     restart: bool = False,
     progress: bool = True,
@@ -112,7 +116,11 @@ def embed_graph(
     section is embedded again and the new vectors replace the old ones at the end
     (until then the graph answers with the old ones). ``ray`` runs the model on a
     Ray cluster (:mod:`kg_agent.ingest.embed_ray`) instead of in this process.
+    ``chunk`` (sections per resumable batch) defaults to :data:`DEFAULT_CHUNK`, or
+    :data:`RAY_CHUNK` on Ray.
     """
+    if chunk is None:
+        chunk = RAY_CHUNK if ray is not None else DEFAULT_CHUNK
     if chunk < 1:
         raise ValueError(f"chunk must be positive, got {chunk}")
     from kg_agent.ingest.pipeline import sigterm_as_interrupt
