@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -39,6 +40,7 @@ __all__ = [
     "RETRIEVAL_MODES",
     "KnowledgeGraphAgent",
     "QueryResult",
+    "answer_and_rank",
     "answer_question",
     "check_question",
 ]
@@ -46,6 +48,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MAX_QUESTION_LENGTH = 4000
+_CITE_MARK = re.compile(r"\s*\[\d{1,3}\]")
 
 
 @dataclass(slots=True)
@@ -55,6 +58,12 @@ class QueryResult:
     ``path`` is ``"claude"`` when Claude wrote the answer, ``"offline"`` otherwise;
     ``mode`` says how (``claude``, ``extractive`` or ``graph`` for Cypher-pack
     answers). ``trace`` lists each stage with what it did.
+
+    ``short_answer`` is the answer in a few words, with its own ``[n]`` (None when no
+    span was found); ``answerable`` is False when the evidence does not support an
+    answer ("not in the graph"), ``support`` the evidence check's score (0..1).
+    ``evidence`` runs in citation order: ``[n]`` is ``evidence[n - 1]``, the cited
+    sections first, then the rest as ranked.
     """
 
     question: str
@@ -69,6 +78,9 @@ class QueryResult:
     warnings: list[str] = field(default_factory=list)
     graph: dict[str, Any] | None = None
     multistep: dict[str, Any] | None = None  # the multi-step trace, when that engine ran
+    short_answer: str | None = None
+    answerable: bool = True
+    support: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -113,6 +125,7 @@ class KnowledgeGraphAgent:
         enable_multistep: bool = False,
         multistep_config: MultiStepConfig | str | os.PathLike[str] | None = None,
         llm_base_url: str | None = None,
+        answer_words: int = 40,
     ) -> None:
         if not isinstance(db_path, str | os.PathLike) or not str(db_path).strip():
             raise InvalidArgumentError("db_path must be a non-empty path")
@@ -139,6 +152,7 @@ class KnowledgeGraphAgent:
                 llm_timeout=llm_timeout,
                 llm_base_url=llm_base_url,
                 offline=offline,
+                answer_words=answer_words,
             )
         elif not isinstance(config, AgentConfig):
             raise InvalidArgumentError("config must be an AgentConfig")
@@ -279,8 +293,22 @@ def answer_question(
     route: Complexity | str | None = None,
     multistep_config: MultiStepConfig | None = None,
 ) -> QueryResult:
-    """Run ``pipeline`` on the (checked) question ``q``: what ``query()`` does, also for
-    the eval modes that answer."""
+    """Run ``pipeline`` on the (checked) question ``q``: what ``query()`` does."""
+    return answer_and_rank(
+        pipeline, q, multistep=multistep, route=route, multistep_config=multistep_config
+    )[0]
+
+
+def answer_and_rank(
+    pipeline: QueryPipeline,
+    q: str,
+    *,
+    multistep: bool | None = None,
+    route: Complexity | str | None = None,
+    multistep_config: MultiStepConfig | None = None,
+) -> tuple[QueryResult, list[Evidence]]:
+    """The answer, and the evidence in rank order (what the eval measures recall on;
+    the result's own evidence runs in citation order)."""
     components = pipeline.components
     t_start = time.perf_counter()
     # embed + search (summed over every search the query ran) are the parts
@@ -314,18 +342,29 @@ def answer_question(
     synthesis = pipeline.synthesizer.synthesize(q, ranked.evidence)
     meter.merge(synthesis.usage)
     warnings += synthesis.warnings
-    answer, numbered, mode = synthesis.answer, synthesis.numbered, synthesis.mode
+    texts, numbered = synthesis.numbered.renumbered([synthesis.answer])
+    answer, mode = texts[0], synthesis.mode
+    short_text = _CITE_MARK.sub("", synthesis.short_answer or "").strip() or None
     # path says whether Claude wrote the prose, also when a graph answer is
     # prepended below and mode becomes "graph".
     path = "claude" if mode == "claude" else "offline"
-    if graph is not None:
+    if graph is not None:  # the graph's rows answer; a span from the prose would not
         answer = _format_graph_answer(graph) + "\n\n" + answer
         mode = "graph"
+        short_text = None
     timings["synthesis"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - t_start
-    trace.append({"stage": "synthesis", "mode": mode, "evidence": len(ranked.evidence)})
+    trace.append(
+        {
+            "stage": "synthesis",
+            "mode": mode,
+            "evidence": len(ranked.evidence),
+            "answerable": synthesis.answerable,
+            "support": synthesis.support,
+        }
+    )
     ordered = [ev for _, ev in numbered.items]
-    return QueryResult(
+    result = QueryResult(
         question=q,
         answer=answer,
         citations=numbered.citations_in(answer),
@@ -338,7 +377,11 @@ def answer_question(
         warnings=warnings,
         graph=graph,
         multistep=ms.trace() if ms is not None else None,
+        short_answer=short_text,
+        answerable=synthesis.answerable,
+        support=synthesis.support,
     )
+    return result, ranked.evidence
 
 
 def check_question(question: str) -> str:

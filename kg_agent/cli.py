@@ -533,6 +533,13 @@ def check(db_path: str, as_json: bool) -> None:
     help="Evidence sections given to synthesis.",
 )
 @click.option(
+    "--answer-words",
+    type=click.IntRange(10, 500),
+    default=40,
+    show_default=True,
+    help="Words the offline answer may quote (its first sentence is always whole).",
+)
+@click.option(
     "--multi-query",
     is_flag=True,
     help="Also search 2 rephrasings (written by Claude when a key is set: the "
@@ -617,6 +624,7 @@ def ask(
     as_json: bool,
     show_evidence: bool,
     top_k: int,
+    answer_words: int,
     multi_query: bool,
     no_enhancements: bool,
     no_reranker: bool,
@@ -662,6 +670,7 @@ def ask(
         retrieval=retrieval,
         multistep_config=settings,
         llm_base_url=llm_base_url,
+        answer_words=answer_words,
     ) as agent:
         result = agent.query(
             question,
@@ -671,6 +680,8 @@ def ask(
     if as_json:
         _echo_json(result.to_dict())
         return
+    if result.short_answer and not result.answer.startswith(result.short_answer):
+        click.echo(f"Short answer: {result.short_answer}\n")
     click.echo(result.answer)
     if result.citations:
         click.echo("\nSources:")
@@ -685,8 +696,9 @@ def ask(
         # the scores of its own tier, so the tier is printed beside it.
         names = {3: "named", 2: "linked", 1: "bridge", 0: "search"}
         click.echo(
-            "\nEvidence, best first (tier: named in the question > linked to those > "
-            "found by search; a score ranks within its tier):"
+            "\nEvidence, numbered as cited (the cited first, then the rest as ranked; tier: "
+            "named in the question > linked to those > found by search; a score ranks "
+            "within its tier):"
         )
         for i, ev in enumerate(result.evidence, 1):
             parts = ", ".join(f"{k} {v:.3f}" for k, v in ev.scores.items())

@@ -42,6 +42,8 @@ class AgentConfig:
     configured and ``offline`` is off, at ``llm_base_url`` when given; ``multidoc``
     groups evidence by article and ``fewshot`` adds examples (``few_shot_path``).
     ``structural``: Cypher-pack answers for structural questions (``cypher_pack_path``).
+    ``answer_words``: the offline answer's budget of quoted words (its first sentence is
+    always whole).
     """
 
     retrieval: str = "graph"
@@ -63,6 +65,7 @@ class AgentConfig:
     llm_timeout: float = 30.0
     llm_base_url: str | None = None
     offline: bool = False
+    answer_words: int = 40
 
     def __post_init__(self) -> None:
         if self.retrieval not in RETRIEVAL_MODES:
@@ -93,6 +96,14 @@ class AgentConfig:
             raise InvalidArgumentError("multistep_config must be a MultiStepConfig")
         if self.rerank_weights is not None and not isinstance(self.rerank_weights, RerankWeights):
             raise InvalidArgumentError("rerank_weights must be a RerankWeights")
+        if isinstance(self.answer_words, bool) or not isinstance(self.answer_words, int):
+            raise InvalidArgumentError(
+                f"answer_words must be an integer, not {self.answer_words!r}"
+            )
+        if not 10 <= self.answer_words <= 500:
+            raise InvalidArgumentError(
+                f"answer_words must be between 10 and 500, not {self.answer_words}"
+            )
         if not self.synthesis_model or not isinstance(self.synthesis_model, str):
             raise InvalidArgumentError("synthesis_model must be a model name")
 

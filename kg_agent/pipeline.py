@@ -248,7 +248,7 @@ def build_pipeline(components: GraphComponents, config: AgentConfig) -> QueryPip
     llm = None if config.offline else components.llm
     synthesizer: Synthesizer
     if llm is None:
-        synthesizer = ExtractiveSynthesizer(numbering)
+        synthesizer = ExtractiveSynthesizer(numbering, max_words=config.answer_words)
     else:
         fewshot = (
             FewShotManager(config.few_shot_path, embedder=components.embedder)
@@ -261,6 +261,7 @@ def build_pipeline(components: GraphComponents, config: AgentConfig) -> QueryPip
             timeout=config.llm_timeout,
             numbering=numbering,
             fewshot=fewshot,
+            answer_words=config.answer_words,
         )
     return QueryPipeline(
         config=config,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kg_agent.agent import answer_question
+from kg_agent.agent import answer_and_rank
 from kg_agent.config import AgentConfig
 from kg_agent.exceptions import InvalidArgumentError
 from kg_agent.pipeline import GraphComponents, build_pipeline
@@ -40,6 +40,8 @@ CANDIDATES = 30
 class ModeOutput:
     evidence: list[Evidence]
     answer: str | None = None
+    short_answer: str | None = None
+    answerable: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -65,9 +67,16 @@ class EvalMode:
         if self.runs == "answer":
 
             def answer(q: str) -> ModeOutput:
-                result = answer_question(pipeline, q)
+                result, ranked = answer_and_rank(pipeline, q)
                 extra: dict[str, Any] = {"mode": result.mode}
-                return ModeOutput(result.evidence, answer=result.answer, extra=extra)
+                # recall is read from the ranking; the answer's citation order is its own
+                return ModeOutput(
+                    ranked,
+                    answer=result.answer,
+                    short_answer=result.short_answer,
+                    answerable=result.answerable,
+                    extra=extra,
+                )
 
             return answer
         rank = self.runs == "rank"

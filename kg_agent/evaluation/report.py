@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from kg_agent.evaluation.published import PublishedResult, published_for
+from kg_agent.evaluation.published import PublishedResult, end_to_end_for, published_for
 from kg_agent.evaluation.results import DatasetRun, ModeSummary
 
 __all__ = [
@@ -44,8 +44,17 @@ GRAPH_CONTRIBUTION: tuple[str, str] = ("hybrid", "hybrid_ppr")
 #: entity-seeded graph walk, each against the same hybrid retrieval.
 GRAPH_CONTRIBUTIONS: tuple[tuple[str, str], ...] = (GRAPH_CONTRIBUTION, ("hybrid", "entity_graph"))
 COLUMNS: tuple[str, ...] = (
-    "mode", "R@2", "R@5", "AllR@5", "AnsInEv", "EM", "F1", "p50 ms", "p95 ms", "errors",
+    "mode", "R@2", "R@5", "AllR@5", "AnsInEv", "Contains", "EM", "F1", "sEM", "sF1",
+    "Abstain", "p50 ms", "p95 ms", "errors",
 )  # fmt: skip
+#: What each column means, for the Markdown report.
+COLUMN_NOTES = (
+    "AnsInEv: the gold answer is in the top-5 evidence (questions not answered yes/no). "
+    "Contains: the answer text holds the gold, over those questions. "
+    "EM/F1: the short answer against the gold, every question (as published end-to-end "
+    "numbers are); sEM/sF1: the same without yes/no questions. "
+    'Abstain: share of questions answered "not in the graph".'
+)
 # Published systems drawn as reference lines on the chart (over their dataset's group only).
 CHART_REFERENCES: tuple[str, ...] = ("HippoRAG", "BM25")
 _DASH = "—"
@@ -63,8 +72,12 @@ def _summary_cells(s: ModeSummary) -> list[str]:
         _num(s.recall_at_5),
         _num(s.all_recall_at_5),
         _num(s.answer_in_evidence),
+        _num(s.answer_contains),
         _num(s.exact_match),
         _num(s.f1),
+        _num(s.short_em),
+        _num(s.short_f1),
+        _num(s.abstained),
         _num(s.latency_p50_ms),
         _num(s.latency_p95_ms),
         str(s.errors),
@@ -127,8 +140,27 @@ def format_table(runs: Sequence[DatasetRun]) -> str:
             if gain is not None:
                 base, graph = pair
                 out.append(f"graph contribution ({graph} − {base}, R@5): {gain:+.1f} points")
+        if run.out_of_graph:
+            out.append(_out_of_graph_line(run))
+        e2e = end_to_end_for(run.dataset)
+        if e2e is not None and any(s.exact_match is not None for s in run.summaries.values()):
+            out.append(f"published end to end: {e2e[0]}: EM {e2e[1]:.1f}, F1 {e2e[2]:.1f}")
         blocks.append("\n".join(out))
     return "\n\n".join(blocks)
+
+
+def _out_of_graph_line(run: DatasetRun) -> str:
+    checks = run.out_of_graph or []
+    if not checks:
+        return ""
+    mode = str(checks[0].get("mode"))
+    inside = run.summaries.get(mode)
+    in_graph = f"; on its own graph {_num(inside.abstained)}%" if inside is not None else ""
+    where = ", ".join(f"{_num(o.get('refused'))}% on the {o.get('graph')} graph" for o in checks)
+    return (
+        f'out of graph: {run.dataset} questions answered "not in the graph" by {mode}: '
+        f"{where}{in_graph}"
+    )
 
 
 def _norm_title(title: str) -> str:
@@ -222,9 +254,21 @@ def write_markdown(
                 COLUMNS, [_summary_cells(s) for s in run.summaries.values()], range(1, len(COLUMNS))
             ),
         ]
+        if any(s.exact_match is not None for s in run.summaries.values()):
+            lines += ["", COLUMN_NOTES]
+            e2e = end_to_end_for(run.dataset)
+            if e2e is not None:
+                lines += [
+                    "",
+                    f"Published end to end (an LLM reads the passages): {e2e[0]}, "
+                    f"EM {e2e[1]:.1f}, F1 {e2e[2]:.1f} (1,000-question pool).",
+                ]
         described = [s for s in run.summaries.values() if s.description]
         if described:
             lines += ["", *(f"- `{s.mode}`: {s.description}" for s in described)]
+        if run.out_of_graph:
+            line = _out_of_graph_line(run).replace("out of graph:", "Out of graph:", 1)
+            lines += ["", f"**{line}**"]
         for pair in GRAPH_CONTRIBUTIONS:
             gain = graph_contribution(run, pair)
             if gain is not None:

@@ -35,8 +35,11 @@ class QuestionResult:
     answer_in_evidence: float
     latency_ms: float
     answer: str | None = None  # None when the mode does not answer (retrieval only)
-    exact_match: float | None = None
+    short_answer: str | None = None
+    exact_match: float | None = None  # of the short answer (no short answer scores 0)
     f1: float | None = None
+    answer_contains: float | None = None  # the answer text holds the gold (or an alias)
+    abstained: bool | None = None  # the answer said "not in the graph"
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -57,8 +60,13 @@ class ModeSummary:
     answer_in_evidence: float
     latency_p50_ms: float
     latency_p95_ms: float
-    exact_match: float | None = None
+    exact_match: float | None = None  # short answers, every question (as published)
     f1: float | None = None
+    short_em: float | None = None  # short answers, questions not answered yes/no
+    short_f1: float | None = None
+    #: answers holding the gold, over the non-yes/no questions whose gold is in the top-5
+    answer_contains: float | None = None
+    abstained: float | None = None  # share of questions answered "not in the graph"
     errors: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -80,6 +88,9 @@ class DatasetRun:
     questions: list[dict[str, Any]]
     seconds: float = 0.0
     build_seconds: float = 0.0
+    #: this dataset's questions asked of each other dataset's graph, where the answer must
+    #: be "not in the graph": [{"graph", "mode", "n", "refused"} (percent)], or None
+    out_of_graph: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,5 +102,6 @@ class DatasetRun:
             "seconds": round(self.seconds, 2),
             "build_seconds": round(self.build_seconds, 2),
             "summaries": {k: v.to_dict() for k, v in self.summaries.items()},
+            "out_of_graph": self.out_of_graph,
             "questions": self.questions,
         }

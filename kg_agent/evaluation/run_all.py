@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kg_agent.embedding import Embedder
 from kg_agent.evaluation.datasets import EvalDataset, load_dataset
-from kg_agent.evaluation.modes import parse_modes
+from kg_agent.evaluation.modes import MODES, parse_modes
 from kg_agent.evaluation.report import (
     machine_description,
     write_chart,
@@ -25,7 +25,7 @@ from kg_agent.evaluation.report import (
     write_markdown,
 )
 from kg_agent.evaluation.results import DatasetRun
-from kg_agent.evaluation.runner import run_dataset
+from kg_agent.evaluation.runner import out_of_graph, run_dataset
 from kg_agent.exceptions import InvalidArgumentError
 from kg_agent.ingest.embed_cache import default_cache_dir
 
@@ -183,6 +183,23 @@ def evaluate(
     for ds in datasets:
         db_path = db_path_for(ds, db=db, db_dir=db_dir)
         runs.append(run_dataset(ds, str(db_path), mode_names, embedder=embedder, progress=progress))
+        paths = write_outputs(runs, out, command=command, machine=machine, note=_note(limit))
+    answering = [m for m in mode_names if MODES[m].answers]
+    if len(runs) >= 2 and answering:
+        # each dataset's questions on every other dataset's graph: all should be refused
+        for ds, run in zip(datasets, runs, strict=True):
+            run.out_of_graph = [
+                out_of_graph(
+                    ds,
+                    other.dataset,
+                    other.db_path,
+                    answering[0],
+                    embedder=embedder,
+                    progress=progress,
+                )
+                for other in runs
+                if other is not run
+            ]
         paths = write_outputs(runs, out, command=command, machine=machine, note=_note(limit))
     json_path, md_path, chart = paths
     return Evaluation(

@@ -40,7 +40,7 @@ from kg_agent.pipeline import GraphComponents
 from kg_agent.progress import Progress
 from kg_agent.store import GraphStore
 
-__all__ = ["ensure_graph", "evaluate_question", "run_dataset", "summarise"]
+__all__ = ["ensure_graph", "evaluate_question", "out_of_graph", "run_dataset", "summarise"]
 
 log = logging.getLogger(__name__)
 
@@ -105,10 +105,18 @@ def evaluate_question(
         extra=dict(out.extra) if out is not None else {},
     )
     if out is not None and out.answer is not None:
+        short = out.short_answer or ""
         result.answer = out.answer
-        result.exact_match = best_exact_match(out.answer, q.answers)
-        result.f1 = best_f1(out.answer, q.answers)
+        result.short_answer = out.short_answer
+        result.exact_match = best_exact_match(short, q.answers)
+        result.f1 = best_f1(short, q.answers)
+        result.answer_contains = answer_in_text(q.answers, out.answer)
+        result.abstained = not out.answerable
     return result
+
+
+def _yes_no(q: EvalQuestion) -> bool:
+    return q.answer.strip().lower() in ("yes", "no")
 
 
 def _mean_pct(values: Sequence[float]) -> float:
@@ -121,12 +129,11 @@ def summarise(
     """Averages in percent; answer-in-evidence leaves out yes/no questions."""
     by_id = {q.qid: q for q in questions}
     lat = [r.latency_ms for r in results if r.error is None]
-    textual = [
-        r.answer_in_evidence
-        for r in results
-        if by_id[r.qid].answer.strip().lower() not in ("yes", "no")
-    ]
+    textual = [r.answer_in_evidence for r in results if not _yes_no(by_id[r.qid])]
     answered = [r for r in results if r.exact_match is not None]
+    open_ended = [r for r in answered if not _yes_no(by_id[r.qid])]
+    # the answer can only hold a gold that retrieval put in front of it
+    reachable = [r for r in open_ended if r.answer_in_evidence]
     return ModeSummary(
         mode=mode,
         description=MODES[mode].description if mode in MODES else "",
@@ -139,6 +146,12 @@ def summarise(
         latency_p95_ms=round(percentile(lat, 95), 2),
         exact_match=_mean_pct([r.exact_match or 0.0 for r in answered]) if answered else None,
         f1=_mean_pct([r.f1 or 0.0 for r in answered]) if answered else None,
+        short_em=_mean_pct([r.exact_match or 0.0 for r in open_ended]) if open_ended else None,
+        short_f1=_mean_pct([r.f1 or 0.0 for r in open_ended]) if open_ended else None,
+        answer_contains=(
+            _mean_pct([r.answer_contains or 0.0 for r in reachable]) if reachable else None
+        ),
+        abstained=_mean_pct([1.0 if r.abstained else 0.0 for r in answered]) if answered else None,
         errors=sum(1 for r in results if r.error is not None),
     )
 
@@ -220,3 +233,43 @@ def run_dataset(
         seconds=time.perf_counter() - t_start,
         build_seconds=build_s,
     )
+
+
+def out_of_graph(
+    dataset: EvalDataset,
+    graph_name: str,
+    db_path: str,
+    mode: str,
+    *,
+    embedder: Embedder,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Ask ``dataset``'s questions of another dataset's graph (``db_path``) with the
+    answering ``mode``: each answer should be "not in the graph"."""
+    store = GraphStore.open(db_path, read_only=True)
+    refused = 0
+    try:
+        runner = MODES[mode].build(GraphComponents(store, embedder))
+        bar = Progress(
+            f"{dataset.name} on the {graph_name} graph",
+            total=len(dataset.questions),
+            unit="questions",
+            enabled=progress,
+        )
+        for q in dataset.questions:
+            try:
+                out = runner(q.question)
+                refused += 0 if out.answerable else 1
+            except KGAgentError as exc:
+                log.warning("%s on %s (out of graph): %s", mode, q.qid, one_line(exc))
+            bar.update()
+        bar.close()
+    finally:
+        store.close()
+    n = len(dataset.questions)
+    return {
+        "graph": graph_name,
+        "mode": mode,
+        "n": n,
+        "refused": _mean_pct([1.0] * refused + [0.0] * (n - refused)),
+    }

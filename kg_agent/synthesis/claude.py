@@ -14,8 +14,38 @@ SYSTEM_PROMPT = (
     "when a claim combines them. When the answer needs two facts from different articles, "
     "state the chain (A relates to B [1], and B ... [3]). If the evidence does not contain "
     "the answer, say so plainly instead of guessing. Answer in a few sentences; put the direct "
-    "answer first."
+    "answer first. Begin with one line 'Short answer: ' and the answer in a few words (a "
+    "name, a date, a number, yes or no), or 'Short answer: not in the graph' when the "
+    "evidence does not hold it; then the cited answer."
 )
+
+#: The first line Claude is asked to write, and how it says the graph lacks the answer.
+SHORT_ANSWER_PREFIX = "Short answer:"
+NOT_IN_GRAPH_REPLY = "not in the graph"
+
+
+def support_note(support: float, threshold: float) -> str:
+    """The evidence check the offline reader made, in words Claude can act on."""
+    verdict = (
+        "covers the question's names and words"
+        if support >= threshold
+        else "does NOT cover the question's names and words: most likely the graph does "
+        "not hold the answer; if the evidence does not answer it, say 'not in the graph' "
+        "and do not guess"
+    )
+    return (
+        f"Evidence check (support {support:.2f}; below {threshold:.2f} is unsupported): {verdict}."
+    )
+
+
+def split_short_answer(reply: str) -> tuple[str | None, str]:
+    """(short answer, the rest) of a reply that begins with the Short answer line."""
+    text = reply.strip()
+    first, _, rest = text.partition("\n")
+    if not first.lower().startswith(SHORT_ANSWER_PREFIX.lower()):
+        return None, text
+    short = first[len(SHORT_ANSWER_PREFIX) :].strip()
+    return (short or None), (rest.strip() or text)
 
 
 #: Heading of the prompt section that pairs bridge-round evidence with the
@@ -42,7 +72,7 @@ def chain_text(items: Sequence[tuple[int, Evidence]]) -> str:
 
 
 def build_prompt(
-    question: str, evidence_text: str, examples_text: str = "", chain: str = ""
+    question: str, evidence_text: str, examples_text: str = "", chain: str = "", check: str = ""
 ) -> str:
     parts = []
     if examples_text:
@@ -54,5 +84,7 @@ def build_prompt(
             "first-round source). Answer with an explicit reasoning chain, citing each "
             "link, e.g. [1] → [4] → answer:\n" + chain.strip()
         )
+    if check:
+        parts.append(check)
     parts.append(f"Question: {question.strip()}\nAnswer (with [n] citations):")
     return "\n\n".join(parts)

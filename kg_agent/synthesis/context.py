@@ -32,7 +32,8 @@ class Citation:
 
 @dataclass(frozen=True, slots=True)
 class NumberedEvidence:
-    """Evidence in the order the prompt shows it, with its citation numbers."""
+    """Evidence with its citation numbers, in the order they run; ``text`` is the block
+    as the prompt showed it (before :meth:`renumbered`)."""
 
     items: tuple[tuple[int, Evidence], ...]
     text: str
@@ -42,6 +43,29 @@ class NumberedEvidence:
             if num == n:
                 return Citation(n, ev.title, ev.heading_path, ev.section_id)
         return None
+
+    def renumbered(self, texts: list[str]) -> tuple[list[str], NumberedEvidence]:
+        """Number the evidence 1..n in the order ``texts`` cite it, the uncited after
+        in their order, and rewrite the texts' ``[n]`` to match: a reader sees [1], [2],
+        [3] and finds each at that place in the evidence list. Markers that name no
+        evidence are left as written."""
+        order: list[int] = []
+        valid = {num for num, _ in self.items}
+        for text in texts:
+            for m in _CITE.finditer(text):
+                n = int(m.group(1))
+                if n in valid and n not in order:
+                    order.append(n)
+        order += [num for num, _ in self.items if num not in order]
+        new = {old: i for i, old in enumerate(order, 1)}
+        by_num = dict(self.items)
+
+        def swap(m: re.Match[str]) -> str:
+            n = int(m.group(1))
+            return f"[{new[n]}]" if n in new else m.group(0)
+
+        items = tuple((new[old], by_num[old]) for old in order)
+        return [_CITE.sub(swap, t) for t in texts], NumberedEvidence(items, self.text)
 
     def citations_in(self, answer: str) -> list[Citation]:
         """Citations for the distinct valid ``[n]`` markers of ``answer``, in order."""

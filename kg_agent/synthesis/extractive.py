@@ -1,43 +1,42 @@
-"""Offline synthesis: an extractive answer from the evidence's best sentences.
+"""Offline synthesis: the short answer and the sentences that answer, read from the evidence.
 
-No model writes anything: the answer is the evidence sentences that share the
-most (rarer) words with the question, each followed by its ``[n]``, and it is
-labelled as extractive. Cheap enough (no embedding) to keep a warm offline
-query within tens of milliseconds.
+No model writes anything: :func:`~kg_agent.answering.read_evidence` chooses the
+sentences by what the question asks and takes the short answer from them; this module
+writes them out with their ``[n]``, labelled as extractive, or says plainly that the
+graph does not hold the answer (still quoting the closest evidence). Cheap enough (no
+embedding) to keep a warm offline query within tens of milliseconds.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-
+from kg_agent.answering import OfflineReading, read_evidence
 from kg_agent.synthesis.context import NumberedEvidence
-from kg_agent.text import content_words, split_sentences
+
+__all__ = ["EXTRACTIVE_LABEL", "NOT_IN_GRAPH", "extractive_answer", "format_reading"]
 
 EXTRACTIVE_LABEL = "Extractive answer (offline: sentences quoted from the evidence, no LLM)"
+#: How an answer the evidence does not support begins (offline and in Claude's prompt).
+NOT_IN_GRAPH = "Not in the graph"
 
 
-def extractive_answer(question: str, numbered: NumberedEvidence, *, max_sentences: int = 3) -> str:
-    """The ``max_sentences`` best evidence sentences, cited, in evidence order."""
-    q_words = content_words(question)
-    candidates: list[tuple[int, int, str, set[str]]] = []  # (n, position, sentence, words)
-    for n, ev in numbered.items:
-        for pos, sentence in enumerate(split_sentences(ev.content)):
-            candidates.append((n, pos, sentence, content_words(sentence)))
-    if not candidates or not numbered.items:
+def format_reading(reading: OfflineReading) -> str:
+    """The answer text of a reading: the short answer, then the cited sentences."""
+    body = " ".join(f"{s.text} [{s.n}]" for s in reading.sentences)
+    if not reading.sentences:
         return f"{EXTRACTIVE_LABEL}: the graph holds no evidence for this question."
-    df: Counter[str] = Counter()
-    for _, _, _, words in candidates:
-        df.update(words)
-    total = len(candidates)
+    if not reading.answerable:
+        return (
+            f"{NOT_IN_GRAPH}: the evidence found does not answer this question. The closest: {body}"
+        )
+    lead = ""
+    if reading.short_answer:
+        cites = "".join(f" [{n}]" for n in reading.short_cites)
+        lead = f"{reading.short_answer}{cites}. "
+    return f"{lead}{EXTRACTIVE_LABEL}: {body}"
 
-    def score(item: tuple[int, int, str, set[str]]) -> float:
-        n, pos, _, words = item
-        overlap = sum(math.log(1 + total / df[w]) for w in q_words & words)
-        # Earlier evidence ranked higher; a section's first sentences carry its subject.
-        return overlap + 0.3 / n + 0.1 / (1 + pos)
 
-    best = sorted(candidates, key=score, reverse=True)[:max_sentences]
-    best.sort(key=lambda c: (c[0], c[1]))
-    body = " ".join(f"{s} [{n}]" for n, _, s, _ in best)
-    return f"{EXTRACTIVE_LABEL}: {body}"
+def extractive_answer(question: str, numbered: NumberedEvidence, **options: int) -> str:
+    """The offline answer to ``question`` from ``numbered`` evidence, as text."""
+    max_words = options.get("max_words")
+    kwargs = {"max_words": max_words} if max_words is not None else {}
+    return format_reading(read_evidence(question, numbered.items, **kwargs))

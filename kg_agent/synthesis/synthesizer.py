@@ -14,16 +14,21 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kg_agent.answering import OfflineReading, read_evidence
+from kg_agent.answering.reader import MAX_ANSWER_WORDS, SUPPORT_THRESHOLD
 from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, metered_complete
 from kg_agent.retrieval.base import Evidence
 from kg_agent.synthesis.claude import (
     DEFAULT_SYNTHESIS_MODEL,
+    NOT_IN_GRAPH_REPLY,
     SYSTEM_PROMPT,
     build_prompt,
     chain_text,
+    split_short_answer,
+    support_note,
 )
 from kg_agent.synthesis.context import MultiDocSynthesizer, NumberedEvidence
-from kg_agent.synthesis.extractive import extractive_answer
+from kg_agent.synthesis.extractive import format_reading
 from kg_agent.synthesis.fewshot import FewShotManager, format_examples
 
 __all__ = [
@@ -40,13 +45,21 @@ log = logging.getLogger(__name__)
 @dataclass(slots=True)
 class Synthesis:
     """An answer, the numbered evidence its ``[n]`` point into, and how it was made
-    (``mode``: ``claude`` or ``extractive``)."""
+    (``mode``: ``claude`` or ``extractive``).
+
+    ``short_answer`` is the answer in a few words (None when none was found);
+    ``answerable`` is False when the evidence does not support an answer, with
+    ``support`` the evidence check's score behind that (0..1).
+    """
 
     answer: str
     numbered: NumberedEvidence
     mode: str
     warnings: list[str] = field(default_factory=list)
     usage: UsageMeter = field(default_factory=UsageMeter)
+    short_answer: str | None = None
+    answerable: bool = True
+    support: float = 0.0
 
 
 def claude_prompt(
@@ -55,13 +68,27 @@ def claude_prompt(
     numbering: MultiDocSynthesizer,
     fewshot: FewShotManager | None = None,
 ) -> tuple[NumberedEvidence, str]:
-    """The numbered evidence and the prompt Claude is sent for it."""
+    """The numbered evidence and the prompt Claude is sent for it (with the offline
+    reader's evidence check, so Claude is told when the graph likely lacks the answer)."""
     numbered = numbering.number(evidence)
     examples = ""
     if fewshot is not None:
         examples = format_examples(fewshot.select(question, k=2))
     chain = chain_text(numbered.items)
-    return numbered, build_prompt(question, numbered.text, examples, chain)
+    reading = read_evidence(question, numbered.items)
+    check = support_note(reading.support, SUPPORT_THRESHOLD) if numbered.items else ""
+    return numbered, build_prompt(question, numbered.text, examples, chain, check)
+
+
+def _from_reading(reading: OfflineReading, numbered: NumberedEvidence) -> Synthesis:
+    return Synthesis(
+        format_reading(reading),
+        numbered,
+        "extractive",
+        short_answer=reading.short_answer,
+        answerable=reading.answerable and bool(reading.sentences),
+        support=reading.support,
+    )
 
 
 class Synthesizer(abc.ABC):
@@ -73,14 +100,19 @@ class Synthesizer(abc.ABC):
 
 
 class ExtractiveSynthesizer(Synthesizer):
-    """The evidence sentences that share the most (rarer) words with the question."""
+    """The short answer and the sentences that answer, read from the evidence
+    (:mod:`kg_agent.answering`), or "not in the graph" when the evidence lacks it."""
 
-    def __init__(self, numbering: MultiDocSynthesizer | None = None) -> None:
+    def __init__(
+        self, numbering: MultiDocSynthesizer | None = None, *, max_words: int = MAX_ANSWER_WORDS
+    ) -> None:
         self.numbering = numbering or MultiDocSynthesizer()
+        self.max_words = max_words
 
     def synthesize(self, question: str, evidence: Sequence[Evidence]) -> Synthesis:
         numbered = self.numbering.number(evidence)
-        return Synthesis(extractive_answer(question, numbered), numbered, "extractive")
+        reading = read_evidence(question, numbered.items, max_words=self.max_words)
+        return _from_reading(reading, numbered)
 
 
 class ClaudeSynthesizer(Synthesizer):
@@ -96,6 +128,7 @@ class ClaudeSynthesizer(Synthesizer):
         numbering: MultiDocSynthesizer | None = None,
         fewshot: FewShotManager | None = None,
         max_tokens: int = 700,
+        answer_words: int = MAX_ANSWER_WORDS,
     ) -> None:
         self.llm = llm
         self.model = model
@@ -103,7 +136,7 @@ class ClaudeSynthesizer(Synthesizer):
         self.numbering = numbering or MultiDocSynthesizer()
         self.fewshot = fewshot
         self.max_tokens = max_tokens
-        self.fallback = ExtractiveSynthesizer(self.numbering)
+        self.fallback = ExtractiveSynthesizer(self.numbering, max_words=answer_words)
 
     def context(self, question: str, evidence: Sequence[Evidence]) -> tuple[NumberedEvidence, str]:
         """The numbered evidence and the whole prompt (few-shot examples included)."""
@@ -125,7 +158,18 @@ class ClaudeSynthesizer(Synthesizer):
                 timeout=self.timeout,
             )
             if reply.text.strip():
-                return Synthesis(reply.text.strip(), numbered, "claude", usage=meter)
+                short, text = split_short_answer(reply.text)
+                unanswered = short is not None and short.lower().rstrip(".") == NOT_IN_GRAPH_REPLY
+                reading = read_evidence(question, numbered.items)
+                return Synthesis(
+                    text,
+                    numbered,
+                    "claude",
+                    usage=meter,
+                    short_answer=None if unanswered else short,
+                    answerable=not unanswered,
+                    support=reading.support,
+                )
             meter.record_failure()  # a reply without text is a failed answer
             raise LLMError("bad_response", "empty answer")
         except LLMError as exc:

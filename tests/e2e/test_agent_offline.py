@@ -217,7 +217,7 @@ def test_extractive_answers_are_labelled_and_cite_existing_evidence(
     answers: dict[str, QueryResult],
 ) -> None:
     for r in answers.values():
-        assert r.answer.startswith(EXTRACTIVE_LABEL + ": ")
+        assert EXTRACTIVE_LABEL + ": " in r.answer
         cited = _cited(r.answer)
         assert cited, r.answer
         assert all(1 <= n <= len(r.evidence) for n in cited)
@@ -230,7 +230,7 @@ def test_extractive_answers_are_labelled_and_cite_existing_evidence(
                 ev.heading_path,
                 ev.section_id,
             )
-        body = r.answer.removeprefix(EXTRACTIVE_LABEL + ": ")
+        body = r.answer.split(EXTRACTIVE_LABEL + ": ", 1)[1]
         for sentence, n in re.findall(r"(.+?) \[(\d+)\]\s*", body):
             assert sentence.strip() in r.evidence[int(n) - 1].content
 
@@ -241,7 +241,12 @@ def test_default_evidence_is_reranked_and_grouped_by_article(
     for r in answers.values():
         assert 1 <= len(r.evidence) <= 8
         assert all("rerank" in e.scores and "quality" in e.scores for e in r.evidence)
-        titles = [e.title for e in r.evidence]
+        # the cited come first, [1]..[k] as the answer cites them; the rest keep the
+        # numbering's order: grouped by article
+        k = len(r.citations)
+        assert [c.n for c in r.citations] == list(range(1, k + 1))
+        assert [e.section_id for e in r.evidence[:k]] == [c.section_id for c in r.citations]
+        titles = [e.title for e in r.evidence[k:]]
         runs = [t for i, t in enumerate(titles) if i == 0 or titles[i - 1] != t]
         assert len(runs) == len(set(runs)), f"evidence not grouped by article: {titles}"
 
@@ -277,8 +282,8 @@ def test_use_enhancements_false_switches_off_all_three(
     r = plain_agent.query(q)
     assert "rerank" not in [s["stage"] for s in r.trace]
     assert all("rerank" not in e.scores for e in r.evidence)
-    # Flat numbering: evidence keeps the retrieval order, [n] follows it.
-    scores = [e.score for e in r.evidence]
+    # Flat numbering: evidence keeps the retrieval order after the cited sections
+    scores = [e.score for e in r.evidence[len(r.citations) :]]
     assert scores == sorted(scores, reverse=True)
     numbered, _ = plain_agent._build_synthesis_context(q, r.evidence)
     assert "##" not in numbered.text

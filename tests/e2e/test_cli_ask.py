@@ -65,8 +65,8 @@ def test_ask_prints_an_answer_and_its_sources(db: str) -> None:
     result = invoke("ask", ENIAC_Q, "--db", db)
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert out.startswith(EXTRACTIVE_LABEL + ": ")
-    assert "17,468" in out
+    # the short answer first, with its citation, then the sentences it comes from
+    assert re.match(r"17,468 \[1\]\. " + re.escape(EXTRACTIVE_LABEL) + ": ", out), out
     answer, _, sources = out.partition("\nSources:\n")
     assert sources, out
     source_lines = sources.rstrip().splitlines()
@@ -75,10 +75,10 @@ def test_ask_prints_an_answer_and_its_sources(db: str) -> None:
         assert re.fullmatch(r"  \[\d+\] .+", line), line
     cited = sorted({int(n) for n in re.findall(r"\[(\d+)\]", answer)})
     listed = sorted(int(re.match(r"  \[(\d+)\]", line).group(1)) for line in source_lines)  # type: ignore[union-attr]
-    assert cited == listed
+    assert cited == listed == list(range(1, len(cited) + 1))  # [1]..[n], no gaps
     assert any(line.endswith("] ENIAC — Design") for line in source_lines)
     assert re.search(r"\(offline: extractive, \d+ ms\)", result.stderr)
-    assert "Evidence, best first" not in out
+    assert "Evidence, numbered as cited" not in out
 
 
 def test_ask_json(db: str, shared_model: None) -> None:
@@ -101,9 +101,9 @@ def test_ask_json(db: str, shared_model: None) -> None:
 def test_ask_evidence_shows_scores(db: str, shared_model: None) -> None:
     result = invoke("ask", ENIAC_Q, "--db", db, "--evidence", "--top-k", "4")
     assert result.exit_code == 0, result.output
-    _, _, block = result.stdout.partition("\nEvidence, best first")
+    _, _, block = result.stdout.partition("\nEvidence, numbered as cited")
     lines = block.rstrip().splitlines()[1:]
-    assert len(lines) == 4
+    assert len(lines) == 4, result.stdout
     pattern = r"  (\d)\. \[(named|linked|bridge|search)\] score (-?\d\.\d{3})  (.+?)  \((.+)\)"
     rank = {"named": 3, "linked": 2, "bridge": 1, "search": 0}
     seen: list[tuple[int, float]] = []
@@ -115,14 +115,18 @@ def test_ask_evidence_shows_scores(db: str, shared_model: None) -> None:
         parts = dict(p.rsplit(" ", 1) for p in m.group(5).split(", "))
         assert {"semantic", "quality", "rerank"} <= parts.keys()
         assert all(re.fullmatch(r"-?\d\.\d{3}", v) for v in parts.values())
-    # best first: tiers never rise down the list, and scores never rise within a tier
-    assert seen == sorted(seen, key=lambda t: (-t[0], -t[1]))
+    # the cited first; after them, best first: tiers never rise down the list, and
+    # scores never rise within a tier
+    answer = result.stdout.partition("\nSources:")[0]
+    n_cited = len(set(re.findall(r"\[(\d+)\]", answer)))
+    rest = seen[n_cited:]
+    assert rest == sorted(rest, key=lambda t: (-t[0], -t[1]))
 
 
 def test_ask_no_enhancements_has_no_rerank_score(db: str, shared_model: None) -> None:
     result = invoke("ask", ENIAC_Q, "--db", db, "--evidence", "--no-enhancements")
     assert result.exit_code == 0, result.output
-    block = result.stdout.partition("\nEvidence, best first")[2]
+    block = result.stdout.partition("\nEvidence, numbered as cited")[2]
     assert block.strip()
     assert "rerank" not in block and "semantic" in block
     data = json.loads(invoke("ask", ENIAC_Q, "--db", db, "--json", "--no-reranker").stdout)
@@ -164,7 +168,7 @@ def test_ask_with_api_key_uses_claude_and_reports_failures(
     assert ok.stdout.startswith("ENIAC had 17,468 tubes [1].\n\nSources:\n  [1] ")
     assert "(claude: claude," in ok.stderr
     assert degraded.exit_code == 0, degraded.output
-    assert degraded.stdout.startswith(EXTRACTIVE_LABEL)
+    assert EXTRACTIVE_LABEL in degraded.stdout.split("\nSources:")[0]
     assert "warning: synthesis with claude-sonnet-4-6 failed (overloaded)" in degraded.stderr
     assert len(requests) == 2 and all(r.credential == DEFAULT_KEY for r in requests)
 
@@ -194,7 +198,7 @@ def test_a_bad_api_key_is_warned_once(
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
         result = invoke("ask", ENIAC_Q, "--db", db, "--api-key", "not-the-key")
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith(EXTRACTIVE_LABEL)
+    assert EXTRACTIVE_LABEL in result.stdout.split("\nSources:")[0]
     warned = [ln for ln in result.stderr.splitlines() if "failed" in ln]
     assert len(warned) == 1 and warned[0].startswith("warning: synthesis"), result.stderr
 

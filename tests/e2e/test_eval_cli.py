@@ -7,6 +7,7 @@ builds its own small graph once (110 records, about a thousand passages).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from importlib.util import find_spec
@@ -108,6 +109,11 @@ def test_json_has_every_question_under_every_mode(
             assert res_["error"] is None and res_["titles"] and res_["latency_ms"] > 0
     for s in run["summaries"].values():
         assert 0.0 <= s["recall_at_5"] <= 100.0 and s["n"] == 5 and s["errors"] == 0
+    # retrieval modes leave the answer columns empty
+    for s in run["summaries"].values():
+        for key in ("exact_match", "f1", "short_em", "short_f1", "abstained", "answer_contains"):
+            assert s[key] is None, (key, s)
+    assert run["out_of_graph"] is None  # one dataset: nothing to ask it of
 
 
 def test_markdown_and_chart(twowiki_eval: tuple[Result, Path, list[str]]) -> None:
@@ -194,3 +200,35 @@ def test_hotpotqa_builds_its_graph_then_reuses_it(shared_data_dir: Path, tmp_pat
     assert [q["results"]["bm25"]["titles"] for q in built["questions"]] == [
         q["results"]["bm25"]["titles"] for q in reused["questions"]
     ]
+
+
+def test_questions_of_another_graph_are_answered_not_in_the_graph(
+    twowiki_db: str, shared_data_dir: Path, tmp_path: Path
+) -> None:
+    """Each dataset's questions are also asked of the other dataset's graph, where the
+    answer must be "not in the graph"; on their own graph it must not."""
+    dbs = tmp_path / "dbs"
+    dbs.mkdir()
+    for suffix in ("", ".indexes"):
+        os.symlink(twowiki_db + suffix, dbs / f"2wikimultihopqa.kuzu{suffix}")
+    out = tmp_path / "out"
+    result = invoke(
+        "eval", "2wiki", "musique", "--db", str(dbs), "--data-dir", str(shared_data_dir),
+        "--limit", "10", "--modes", "agent", "--out", str(out), "-q",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert 'out of graph: musique questions answered "not in the graph" by agent' in result.stdout
+    doc = json.loads((out / "eval.json").read_text(encoding="utf-8"))
+    for run, other in zip(doc["datasets"], ["musique", "2wikimultihopqa"], strict=True):
+        [check] = run["out_of_graph"]
+        assert (check["graph"], check["mode"], check["n"]) == (other, "agent", 10)
+        assert check["refused"] >= 70.0, check
+        summary = run["summaries"]["agent"]
+        assert summary["abstained"] < check["refused"]
+        for key in ("exact_match", "f1", "short_em", "short_f1"):
+            assert 0.0 <= summary[key] <= 100.0
+        for q in run["questions"]:
+            res = q["results"]["agent"]
+            assert res["abstained"] in (True, False) and res["answer_contains"] in (0.0, 1.0)
+            if res["short_answer"]:
+                assert res["short_answer"] in res["answer"]  # shown first, with its citation

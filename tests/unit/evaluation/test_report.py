@@ -69,6 +69,10 @@ def _summary(mode: str, r2: float, r5: float, *, em: float | None = None) -> Mod
         latency_p95_ms=98.76,
         exact_match=em,
         f1=None if em is None else em + 5.0,
+        short_em=None if em is None else em + 2.0,
+        short_f1=None if em is None else em + 7.0,
+        answer_contains=None if em is None else em + 15.0,
+        abstained=None if em is None else 3.0,
         errors=0 if mode == "hybrid" else 1,
     )
 
@@ -139,13 +143,16 @@ def test_table_rows_numbers_and_published() -> None:
     lines = table.splitlines()
     hybrid = next(line for line in lines if line.startswith("hybrid "))
     assert hybrid.split() == [
-        "hybrid", "33.3", "50.0", "33.3", "41.7", "—", "—", "12.3", "98.8", "0",
+        "hybrid", "33.3", "50.0", "33.3", "41.7", "—", "—", "—", "—", "—", "—", "12.3",
+        "98.8", "0",
     ]  # fmt: skip
     ppr = next(line for line in lines if line.startswith("hybrid_ppr "))
     assert ppr.split() == [
-        "hybrid_ppr", "66.7", "83.3", "33.3", "41.7", "40.0", "45.0", "12.3", "98.8", "1",
+        "hybrid_ppr", "66.7", "83.3", "33.3", "41.7", "55.0", "40.0", "45.0", "42.0", "47.0",
+        "3.0", "12.3", "98.8", "1",
     ]  # fmt: skip
-    for header in ("R@2", "R@5", "AllR@5", "AnsInEv", "EM", "F1", "p50 ms", "p95 ms", "errors"):
+    headers = ("R@2", "R@5", "AllR@5", "AnsInEv", "Contains", "EM", "F1", "sEM", "sF1", "Abstain")
+    for header in (*headers, "p50 ms", "p95 ms", "errors"):
         assert header in lines[1]
     bm25 = next(line for line in lines if line.startswith("BM25 (published)"))
     assert bm25.split()[-2:] == ["51.8", "61.9"]
@@ -154,9 +161,12 @@ def test_table_rows_numbers_and_published() -> None:
     assert any("IRCoT+HippoRAG, multi-step (published)" in line for line in lines)
     assert any(line.startswith("bm25s (stemmed) (measured here)") for line in lines)
     assert "graph contribution (hybrid_ppr − hybrid, R@5): +33.3 points" in table
+    assert "published end to end: HippoRAG 2, 70B LLM reader: EM 65.0, F1 71.0" in table
     # The published rows belong to the 2Wiki block only.
     hotpot_block = table.split("\n\n")[1]
-    assert hotpot_block.startswith("hotpotqa") and "published" not in hotpot_block
+    assert hotpot_block.startswith("hotpotqa") and "(published)" not in hotpot_block
+    # the end-to-end answer numbers are per dataset
+    assert "published end to end: HippoRAG 2, 70B LLM reader: EM 62.7, F1 75.5" in hotpot_block
 
 
 # -- failures ----------------------------------------------------------------------------
@@ -208,8 +218,13 @@ def test_markdown_has_published_table_and_graph_contribution(tmp_path: Path) -> 
     md = path.read_text(encoding="utf-8")
     assert md.startswith("# ")
     assert "`kg-agent eval --dataset all`" in md and "2 cores, test CPU" in md and "A note." in md
-    assert "| mode | R@2 | R@5 | AllR@5 | AnsInEv | EM | F1 | p50 ms | p95 ms | errors |" in md
-    assert "| hybrid_ppr | 66.7 | 83.3 | 33.3 | 41.7 | 40.0 | 45.0 | 12.3 | 98.8 | 1 |" in md
+    assert (
+        "| mode | R@2 | R@5 | AllR@5 | AnsInEv | Contains | EM | F1 | sEM | sF1 | Abstain "
+        "| p50 ms | p95 ms | errors |"
+    ) in md
+    assert "Published end to end (an LLM reads the passages): HippoRAG 2" in md
+    row = "| hybrid_ppr | 66.7 | 83.3 | 33.3 | 41.7 | 55.0 | 40.0 | 45.0 | 42.0 | 47.0 | 3.0 |"
+    assert row + " 12.3 | 98.8 | 1 |" in md
     assert "Published (same protocol)" in md
     assert "| system | R@2 | R@5 | source |" in md
     assert "| HippoRAG | 71.5 | 89.5 |" in md

@@ -8,7 +8,8 @@ import pytest
 
 from kg_agent.retrieval.base import Evidence
 from kg_agent.synthesis.context import Citation, MultiDocSynthesizer, NumberedEvidence
-from kg_agent.synthesis.extractive import EXTRACTIVE_LABEL, extractive_answer, split_sentences
+from kg_agent.synthesis.extractive import EXTRACTIVE_LABEL, NOT_IN_GRAPH, extractive_answer
+from kg_agent.text import split_sentences
 
 
 def ev(title: str, heading_path: str, content: str, similarity: float = 0.5) -> Evidence:
@@ -150,16 +151,15 @@ ENIAC_EVIDENCE = [
 ]
 
 
-def test_extractive_answer_quotes_the_sentence_with_the_answer() -> None:
+def test_extractive_answer_leads_with_the_short_answer_and_its_sentence() -> None:
     numbered = MultiDocSynthesizer(group=True).number(ENIAC_EVIDENCE)
     answer = extractive_answer("How many vacuum tubes did ENIAC contain?", numbered)
-    assert answer.startswith(EXTRACTIVE_LABEL + ": ")
-    assert "ENIAC contained 17,468 vacuum tubes along with thousands of resistors. [2]" in answer
-    one = extractive_answer("How many vacuum tubes did ENIAC contain?", numbered, max_sentences=1)
-    assert one == (
-        f"{EXTRACTIVE_LABEL}: ENIAC contained 17,468 vacuum tubes along with thousands "
-        "of resistors. [2]"
-    )
+    n = next(n for n, e in numbered.items if "17,468" in e.content)
+    assert answer.startswith(f"17,468 [{n}]. {EXTRACTIVE_LABEL}: ")
+    body = answer.split(f"{EXTRACTIVE_LABEL}: ", 1)[1]
+    sentence = "ENIAC contained 17,468 vacuum tubes along with thousands of resistors."
+    assert body.startswith(f"{sentence} [{n}]")
+    assert len(body.split()) <= 45  # ~40 words by default, the first sentence always whole
 
 
 def test_extractive_answer_cites_only_numbers_that_exist() -> None:
@@ -170,18 +170,30 @@ def test_extractive_answer_cites_only_numbers_that_exist() -> None:
         cited = [int(n) for n in re.findall(r"\[(\d+)\]", answer)]
         assert cited and set(cited) <= {n for n, _ in numbered.items}
         # Every quoted sentence sits in the evidence it cites.
-        body = answer.removeprefix(EXTRACTIVE_LABEL + ": ")
+        body = answer.split(f"{EXTRACTIVE_LABEL}: ", 1)[1]
         for sentence, n in re.findall(r"(.+?) \[(\d+)\]\s*", body):
             assert sentence.strip() in numbered.items[int(n) - 1][1].content
         assert len(numbered.citations_in(answer)) == len(set(cited))
 
 
-def test_extractive_answer_sentences_follow_evidence_order() -> None:
+def test_extractive_answer_says_not_in_the_graph_and_quotes_the_closest() -> None:
+    numbered = MultiDocSynthesizer().number(ENIAC_EVIDENCE)
+    answer = extractive_answer("Who won the 2022 FIFA World Cup final in Qatar?", numbered)
+    assert answer.startswith(f"{NOT_IN_GRAPH}: ")
+    assert re.search(r"\[\d+\]", answer)  # the closest evidence is still cited
+
+
+def test_renumbered_numbers_citations_in_the_order_shown() -> None:
     numbered = MultiDocSynthesizer(group=False).number(ENIAC_EVIDENCE)
-    answer = extractive_answer("vacuum tubes ENIAC EDVAC memory binary", numbered)
-    cited = [int(n) for n in re.findall(r"\[(\d+)\]", answer)]
-    assert cited == sorted(cited)
-    assert len(cited) == 3
+    texts, again = numbered.renumbered(["B [3] then A [1], B again [3], unknown [9]"])
+    assert texts == ["B [1] then A [2], B again [1], unknown [9]"]
+    assert [e.section_id for _, e in again.items] == [
+        numbered.items[2][1].section_id,
+        numbered.items[0][1].section_id,
+        numbered.items[1][1].section_id,
+    ]
+    assert [n for n, _ in again.items] == [1, 2, 3]
+    assert [c.n for c in again.citations_in(texts[0])] == [1, 2]
 
 
 def test_extractive_answer_without_evidence_says_so() -> None:

@@ -1,0 +1,317 @@
+"""What a question asks: the kind of answer, the relation, and for a comparison the options.
+
+A few general rules of English questions, not templates of one dataset: the wh-word
+and the noun after it give the answer kind ("when" → a date, "which country" → a place);
+a trailing "A or B" makes a choice between two named things; an auxiliary verb first
+makes a yes/no question; the question's remaining content words, reduced to stems
+("directed" → ``direct``, "born" → ``birth``), are the relation an answer sentence
+must express.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from kg_agent.answering.spans import names
+from kg_agent.text import STOP_WORDS, content_tokens
+
+__all__ = ["AnswerKind", "QuestionShape", "analyse", "stem"]
+
+
+class AnswerKind(str, Enum):
+    PERSON = "person"
+    PLACE = "place"
+    DATE = "date"
+    NUMBER = "number"
+    YES_NO = "yes_no"
+    CHOICE = "choice"  # one of the options the question names ("A or B")
+    ENTITY = "entity"  # any other named thing ("which film", "what company")
+
+
+_AUX = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "should",
+        "shall",
+        "may",
+        "might",
+    ]
+)
+_PLACE_NOUNS = frozenset(
+    [
+        "country",
+        "city",
+        "state",
+        "town",
+        "county",
+        "village",
+        "region",
+        "province",
+        "nation",
+        "continent",
+        "island",
+        "river",
+        "location",
+        "place",
+        "district",
+        "borough",
+        "suburb",
+        "capital",
+        "area",
+        "municipality",
+        "headquarters",
+    ]
+)
+_PERSON_NOUNS = frozenset(
+    [
+        "person",
+        "man",
+        "woman",
+        "actor",
+        "actress",
+        "singer",
+        "writer",
+        "author",
+        "director",
+        "player",
+        "president",
+        "king",
+        "queen",
+        "father",
+        "mother",
+        "son",
+        "daughter",
+        "husband",
+        "wife",
+        "spouse",
+        "brother",
+        "sister",
+    ]
+)
+#: Words that say which end of a comparison wins: False → the earliest/smallest.
+_LATEST = frozenset(
+    [
+        "later",
+        "last",
+        "younger",
+        "recently",
+        "recent",
+        "newer",
+        "latest",
+        "youngest",
+        "longer",
+        "more",
+    ]
+)
+_EARLIEST = frozenset(
+    ["earlier", "first", "older", "before", "sooner", "oldest", "earliest", "fewer", "less"]
+)
+#: Irregular forms whose stems share nothing ("born" and "birth", "died" and "death").
+_IRREGULAR = {
+    "born": "birth",
+    "birthplace": "birth",
+    "birthday": "birth",
+    "died": "death",
+    "die": "death",
+    "dies": "death",
+    "dead": "death",
+    "wrote": "write",
+    "written": "write",
+    "writer": "write",
+    "author": "write",
+    "married": "marri",
+    "marry": "marri",
+    "wife": "spouse",
+    "husband": "spouse",
+    "spouse": "spouse",
+    "made": "make",
+    "ran": "run",
+    "runs": "run",
+    "released": "releas",
+    "release": "releas",
+    "came": "releas",
+    "nationality": "nation",
+    "national": "nation",
+    "buried": "buri",
+    "burial": "buri",
+    "founded": "found",
+    "founder": "found",
+    "music": "compos",
+    # kinship read from either side: "the father of X" is written "X, son of Y"
+    "father": "parent",
+    "mother": "parent",
+    "parents": "parent",
+    "son": "parent",
+    "daughter": "parent",
+    "child": "parent",
+    "children": "parent",
+}
+#: Words that say what a question is, not what it asks about.
+_FRAME = frozenset(
+    [
+        "name",
+        "named",
+        "called",
+        "known",
+        "film",
+        "movie",
+        "also",
+        "one",
+        "first",
+        "whose",
+        "many",
+        "much",
+        "long",
+        "year",
+        "date",
+        "play",
+        "played",
+        "person",
+    ]
+)
+
+
+def stem(word: str) -> str:
+    """A crude English stem: irregular forms mapped, common suffixes cut to 4+ letters."""
+    w = word.lower().strip("'’")
+    if w.endswith(("'s", "’s")):
+        w = w[:-2]
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    for suffix in ("ation", "ities", "ing", "ion", "ers", "ors", "ed", "er", "or", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            return w[: -len(suffix)]
+    return w
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionShape:
+    """How a question is answered: its kind, relation stems, named things and options."""
+
+    question: str
+    kind: AnswerKind
+    relation: frozenset[str]  # stems of the words that say what is asked
+    named: tuple[str, ...]  # capitalised names in the question (first word excluded)
+    options: tuple[str, ...] = ()  # CHOICE: the two things to choose between
+    latest: bool | None = None  # CHOICE by date or number: does the later/larger win?
+    noun: str = ""  # the noun after the wh-word ("country" in "which country")
+    #: the relation's stems grouped as written, in question order: "the father of the
+    #: director of film X" → ({father}, {direct}); two or more make a chain of hops
+    phrases: tuple[frozenset[str], ...] = ()
+
+    @property
+    def chained(self) -> bool:
+        return len(self.phrases) >= 2
+
+
+_CHOICE_TAIL = re.compile(r",\s*([^,?]+?(?:,[^,?]+?)*?)\s+or\s+([^?]+?)\s*\??$")
+
+
+_BETWEEN = re.compile(r"\b(?:out of|between)\s+(.+?)\s+and\s+([^?]+?)\s*\??$")
+
+
+def _options(question: str) -> tuple[str, ...]:
+    m = _CHOICE_TAIL.search(question) or _BETWEEN.search(question)
+    if m is None:
+        return ()
+    a, b = m.group(1).strip(), m.group(2).strip()
+    if not a or not b or len(a.split()) > 12 or len(b.split()) > 12:
+        return ()
+    return (a, b)
+
+
+def _strip_lead(name: str) -> str:
+    """A name found at the start of a question, without its wh-word or auxiliary
+    ("Which Bill Nelson" → "Bill Nelson"; "Who" → "")."""
+    parts = name.split(" ")
+    while parts and (parts[0].lower() in STOP_WORDS or parts[0].lower() in _AUX):
+        parts.pop(0)
+    return " ".join(parts)
+
+
+def analyse(question: str) -> QuestionShape:
+    """The shape of ``question`` (see the module docstring for the rules)."""
+    q = " ".join(question.split())
+    tokens = [t.lower() for t in content_tokens(q)]
+    first = tokens[0] if tokens else ""
+    noun = ""
+    for i, t in enumerate(tokens[:-1]):
+        if t in ("which", "what", "whose") and i < 4:
+            noun = tokens[i + 1]
+            break
+    options = _options(q) if first not in _AUX or " or " in q else ()
+    words = set(tokens)
+    lowered = q.lower()
+    if options and first not in _AUX:
+        kind = AnswerKind.CHOICE
+    elif re.search(r"\b(place|city|country|location|site) of (birth|death|burial)\b", lowered):
+        kind = AnswerKind.PLACE
+    elif re.search(r"\b(date|year|day) of\b", lowered):
+        kind = AnswerKind.DATE
+    elif re.search(r"\b(population|number of)\b", lowered) and first in ("what", "which"):
+        kind = AnswerKind.NUMBER
+    elif first in _AUX:
+        kind = AnswerKind.YES_NO
+    elif (
+        first == "when"
+        or noun in ("year", "date", "century", "decade", "day", "month")
+        or ("what year" in q.lower() or "which year" in q.lower())
+    ):
+        kind = AnswerKind.DATE
+    elif re.search(r"\bhow (many|much|old|long|tall|far|big|large|high)\b", q, re.I):
+        kind = AnswerKind.NUMBER
+    elif first == "where" or noun in _PLACE_NOUNS or "nationality" in words:
+        kind = AnswerKind.PLACE
+    elif first in ("who", "whom", "whose") or noun in _PERSON_NOUNS:
+        kind = AnswerKind.PERSON
+    else:
+        kind = AnswerKind.ENTITY
+    named = tuple(_strip_lead(s.text) for s in names(q) if s.start > 0 or _strip_lead(s.text))
+    named = tuple(n for n in named if n)
+    named_words = {w.lower() for n in (*named, *options) for w in content_tokens(n)}
+    relation = frozenset(
+        stem(t)
+        for t in tokens
+        if t not in STOP_WORDS
+        and t not in _AUX
+        and t not in _FRAME
+        and t not in named_words
+        and t not in _LATEST
+        and t not in _EARLIEST
+        and not t.isdigit()
+    )
+    phrases: list[set[str]] = []
+    previous = False
+    for t in tokens:
+        is_relation = (
+            stem(t) in relation and t not in named_words and t not in _PLACE_NOUNS | {"where"}
+        )
+        if is_relation and previous:
+            phrases[-1].add(stem(t))
+        elif is_relation:
+            phrases.append({stem(t)})
+        previous = is_relation
+    latest = None
+    if kind is AnswerKind.CHOICE:
+        if words & _LATEST:
+            latest = True
+        elif words & _EARLIEST:
+            latest = False
+    return QuestionShape(
+        q, kind, relation, named, options, latest, noun, tuple(frozenset(p) for p in phrases)
+    )

@@ -1,0 +1,101 @@
+"""Candidate answer spans in a sentence: dates, numbers and names.
+
+Why regexes and capitals, not a tagger: the spans are proposals that the question's
+answer kind and the graph's titles then filter, and an English date, number or proper
+name is written in a handful of regular ways; a model would cost more than the whole
+rest of an offline query.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Span", "dates", "names", "numbers", "year_of"]
+
+_MONTHS = (
+    "January|February|March|April|May|June|July|August|September|October|November|December"
+    "|Jan\\.?|Feb\\.?|Mar\\.?|Apr\\.?|Jun\\.?|Jul\\.?|Aug\\.?|Sept?\\.?|Oct\\.?|Nov\\.?|Dec\\.?"
+)
+_MONTH_NUMBER = {
+    m: i
+    for i, m in enumerate(
+        ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1
+    )
+}
+_DATE = re.compile(
+    rf"\b(?:\d{{1,2}} (?:{_MONTHS}),? \d{{3,4}}"  # 14 March 1999
+    rf"|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?,? \d{{3,4}}"  # March 14, 1999
+    rf"|(?:{_MONTHS}) \d{{3,4}}"  # March 1999
+    r"|\d{1,2}(?:st|nd|rd|th) century"  # 16th century
+    r"|(?:1[0-9]|20)\d{2}s?(?![\d,])"  # 1999, 1990s
+    r")"
+)
+_NUMBER = re.compile(
+    r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?(?:million|billion|thousand|%))?"
+    r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen"
+    r"|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|hundred)\b",
+    re.IGNORECASE,
+)
+# A name: capitalised words, joined by the lower-case words names are written with.
+_JOIN = r"(?:of|the|de|da|del|der|di|du|la|le|van|von|y|and|for|on|in|upon|al|el|bin|ibn)"
+_WORDCAP = r"[A-Z][\w'’.\-]*"
+# a number continues a name only directly ("Apollo 11"), never after a joiner or a
+# comma ("Kuwait in 1981" is a place and a year)
+_NAME = re.compile(
+    rf"\b{_WORDCAP}(?:(?:,? (?:{_JOIN} )*{_WORDCAP})|(?: \d+(?:st|nd|rd|th)?\b(?!,? \d)))*"
+)
+_YEAR = re.compile(r"\b(\d{3,4})\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    text: str
+    start: int
+    end: int
+
+
+def dates(sentence: str) -> list[Span]:
+    return [Span(m.group(0), m.start(), m.end()) for m in _DATE.finditer(sentence)]
+
+
+def numbers(sentence: str) -> list[Span]:
+    """Numbers that are not part of a date."""
+    taken = [(d.start, d.end) for d in dates(sentence)]
+    out = []
+    for m in _NUMBER.finditer(sentence):
+        if not any(a <= m.start() < b for a, b in taken):
+            out.append(Span(m.group(0), m.start(), m.end()))
+    return out
+
+
+def names(sentence: str) -> list[Span]:
+    """Capitalised spans, trailing joiners and commas removed; a name's comma-joined
+    tail ("Paris, France") is split off, so each part is a candidate of its own."""
+    out: list[Span] = []
+    for m in _NAME.finditer(sentence):
+        start = m.start()
+        for part in re.split(r", ", m.group(0)):
+            text = part.strip(" ,")
+            text = re.sub(rf"(?: {_JOIN})+$", "", text)
+            text = re.sub(rf"^(?:{_JOIN} )+", "", text)
+            if text:
+                s = sentence.find(text, start)
+                out.append(Span(text, s, s + len(text)))
+                start = s + len(text)
+    return out
+
+
+def year_of(text: str) -> tuple[int, int, int] | None:
+    """(year, month, day) of a date's text, month and day 0 when not given: a sort key."""
+    m = _YEAR.search(text)
+    if m is None:
+        century = re.match(r"(\d{1,2})(?:st|nd|rd|th) century", text)
+        return (100 * (int(century.group(1)) - 1), 0, 0) if century else None
+    year = int(m.group(1))
+    month = 0
+    for word in re.findall(r"[A-Za-z]+", text):
+        month = _MONTH_NUMBER.get(word[:3].lower(), month)
+    day_m = re.search(r"\b(\d{1,2})\b(?!\d)", text.replace(m.group(1), ""))
+    day = int(day_m.group(1)) if day_m else 0
+    return (year, month, day)

@@ -1,0 +1,64 @@
+"""What a question asks: kind, relation, options and chains, on hand-written questions."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg_agent.answering import AnswerKind, analyse
+from kg_agent.answering.question import stem
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("When did Apollo 11 land?", AnswerKind.DATE),
+        ("In what year was the Hubble Space Telescope launched?", AnswerKind.DATE),
+        ("What is the date of death of Ada Lovelace?", AnswerKind.DATE),
+        ("How many vacuum tubes did ENIAC contain?", AnswerKind.NUMBER),
+        ("What is the population of Reykjavik?", AnswerKind.NUMBER),
+        ("Where was Alan Turing born?", AnswerKind.PLACE),
+        ("What is the place of birth of the director of film Brazil?", AnswerKind.PLACE),
+        ("Which country is Lake Titicaca in?", AnswerKind.PLACE),
+        ("Who designed the Analytical Engine?", AnswerKind.PERSON),
+        ("Is Lima the capital of Peru?", AnswerKind.YES_NO),
+        ("Which film came out first, Alien or Blade Runner?", AnswerKind.CHOICE),
+        ("Who was born first out of Ada Lovelace and Charles Babbage?", AnswerKind.CHOICE),
+        ("What company built the Colossus computer?", AnswerKind.ENTITY),
+    ],
+)
+def test_answer_kind(question: str, kind: AnswerKind) -> None:
+    assert analyse(question).kind is kind
+
+
+def test_a_choice_names_its_options_and_which_end_wins() -> None:
+    first = analyse("Which film came out first, Alien or Remorse, A Story Of Love?")
+    assert first.options == ("Alien", "Remorse, A Story Of Love")
+    assert first.latest is False
+    later = analyse("Who was born later, Ada Lovelace or Charles Babbage?")
+    assert later.options == ("Ada Lovelace", "Charles Babbage")
+    assert later.latest is True
+    assert "birth" in later.relation
+    assert analyse("Which film is from Japan, Summer Wars or Akira?").latest is None
+
+
+def test_a_chain_has_two_relation_phrases_and_a_single_hop_one() -> None:
+    chain = analyse("Where was the director of film Bollywood Calling born?")
+    assert chain.phrases == (frozenset({"direct"}), frozenset({"birth"}))
+    assert chain.chained
+    one = analyse("Who is the paternal grandfather of Jordan II of Capua?")
+    assert len(one.phrases) == 1  # "paternal grandfather" is one relation, written together
+    assert not one.chained
+
+
+def test_names_in_the_question_leave_out_the_wh_word() -> None:
+    shape = analyse("Bill Nelson flew on a Space Shuttle launched in what year?")
+    assert "Bill Nelson" in shape.named
+    assert "Space Shuttle" in shape.named
+    assert not any(n.lower().startswith(("who", "which")) for n in shape.named)
+
+
+def test_stems_join_the_forms_a_relation_is_written_in() -> None:
+    assert stem("born") == stem("birth") == "birth"
+    assert stem("died") == stem("death")
+    assert stem("directed") == stem("director") == "direct"
+    assert stem("father") == stem("son") == "parent"  # kinship is read from either side

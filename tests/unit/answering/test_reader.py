@@ -1,0 +1,178 @@
+"""Reading evidence: the answering sentence, the short answer, comparisons, support.
+
+Each case is written by hand in the way Wikipedia writes, so each rule of the reader
+is seen doing its job (and failing when it is removed).
+"""
+
+from __future__ import annotations
+
+from kg_agent.answering import read_evidence
+from kg_agent.retrieval.base import Evidence
+
+
+def ev(title: str, content: str, source: str = "hybrid") -> Evidence:
+    return Evidence(f"{title}::intro", title, "", "", content, 0.5, source=source)
+
+
+def numbered(*evidence: Evidence) -> list[tuple[int, Evidence]]:
+    return list(enumerate(evidence, 1))
+
+
+FILM = ev(
+    "Pepo (film)",
+    "Pepo is a 1935 Armenian drama film directed by Hamo Beknazarian. "
+    "The music was composed by Aram Khachaturian.",
+    source="entity",
+)
+COMPOSER = ev(
+    "Aram Khachaturian",
+    "Aram Khachaturian (6 June 1903 – 1 May 1978) was a Soviet Armenian composer. "
+    "He was born in Tiflis and studied in Moscow. "
+    "Khachaturian died in Moscow after a long illness.",
+    source="graph",
+)
+DIRECTOR = ev(
+    "Hamo Beknazarian",
+    "Hamo Beknazarian (31 May 1891 – 27 April 1965) was a Soviet Armenian film director. "
+    "He was born in Yerevan and died in Moscow.",
+    source="graph",
+)
+NOISE = ev(
+    "Tbilisi Opera",
+    "The Tbilisi Opera and Ballet Theatre is an opera house in Tbilisi, Georgia. "
+    "It opened in 1851.",
+)
+
+
+def test_a_chain_is_answered_from_the_article_the_first_hop_leads_to() -> None:
+    items = numbered(FILM, DIRECTOR, COMPOSER, NOISE)
+    reading = read_evidence("Where was the composer of film Pepo born?", items)
+    assert reading.short_answer == "Tiflis"  # the composer's birthplace, not the director's
+    assert reading.short_cites == (3,)
+    assert reading.sentences[0].text == "He was born in Tiflis and studied in Moscow."
+    died = read_evidence("When did the director of film Pepo die?", items)
+    assert died.short_answer == "27 April 1965"  # the lifespan's second date
+    assert died.answerable
+
+
+def test_where_needs_a_place_after_a_preposition_and_a_life_event_needs_its_cue() -> None:
+    items = numbered(COMPOSER, NOISE)
+    reading = read_evidence("Where did Aram Khachaturian die?", items)
+    assert reading.short_answer == "Moscow"
+    assert "died" in reading.sentences[0].text  # not "studied in Moscow"
+
+
+def test_what_year_gives_the_year_of_a_full_date() -> None:
+    shuttle = ev(
+        "Space Shuttle Columbia",
+        "Columbia was the first space shuttle to fly. It launched for the first time on "
+        "mission STS-1 on April 12, 1981.",
+        source="entity",
+    )
+    reading = read_evidence(
+        "Space Shuttle Columbia launched for the first time in what year?", numbered(shuttle)
+    )
+    assert reading.short_answer == "1981"
+
+
+def test_a_choice_compares_the_options_dates() -> None:
+    a = ev("Alien (film)", "Alien is a 1979 science fiction horror film directed by Ridley Scott.")
+    b = ev("Blade Runner", "Blade Runner is a 1982 science fiction film directed by Ridley Scott.")
+    first = read_evidence("Which film came out first, Blade Runner or Alien?", numbered(b, a))
+    assert first.short_answer == "Alien"
+    assert set(first.short_cites) == {1, 2}  # both facts are cited
+    later = read_evidence("Which film came out later, Blade Runner or Alien?", numbered(b, a))
+    assert later.short_answer == "Blade Runner"
+
+
+def test_a_choice_about_a_linked_person_reads_that_persons_dates() -> None:
+    other_film = ev(
+        "Namus (film)",
+        "Namus is a 1926 Armenian silent film directed by Hamo Beknazarian.",
+    )
+    film_b = ev("Zare (film)", "Zare is a 1926 film directed by Aram Khachaturian.")
+    items = numbered(other_film, film_b, DIRECTOR, COMPOSER)
+    reading = read_evidence("Which film has the director who died first, Namus or Zare?", items)
+    assert reading.short_answer == "Namus"  # Beknazarian died in 1965, Khachaturian in 1978
+
+
+def test_who_is_older_compares_birth_dates() -> None:
+    reading = read_evidence(
+        "Who is older, Aram Khachaturian or Hamo Beknazarian?", numbered(COMPOSER, DIRECTOR)
+    )
+    assert reading.short_answer == "Hamo Beknazarian"
+
+
+def test_same_nationality_is_answered_yes_or_no_from_the_descriptions() -> None:
+    a = ev(
+        "Ridley Scott",
+        "Ridley Scott (born 30 November 1937) is an English film director.",
+        "entity",
+    )
+    b = ev(
+        "James Cameron", "James Cameron (born August 16, 1954) is a Canadian filmmaker.", "entity"
+    )
+    c = ev("Ken Loach", "Ken Loach (born 17 June 1936) is an English film director.", "entity")
+    q = "Are {} and {} of the same nationality?"
+    assert (
+        read_evidence(q.format("Ridley Scott", "James Cameron"), numbered(a, b)).short_answer
+        == "no"
+    )
+    assert (
+        read_evidence(q.format("Ridley Scott", "Ken Loach"), numbered(a, c)).short_answer == "yes"
+    )
+
+
+def test_the_subject_answers_when_the_question_is_its_object() -> None:
+    grandfather = ev(
+        "Richard I of Capua",
+        "Richard I was the Prince of Capua. He was the paternal grandfather of Jordan II of Capua.",
+    )
+    reading = read_evidence(
+        "Who is the paternal grandfather of Jordan II of Capua?", numbered(grandfather, NOISE)
+    )
+    assert reading.short_answer == "Richard I of Capua"
+
+
+def test_a_question_about_what_the_graph_lacks_is_not_answerable() -> None:
+    items = numbered(FILM, COMPOSER, DIRECTOR, NOISE)
+    away = read_evidence("Who won the 2022 FIFA World Cup final in Qatar?", items)
+    assert not away.answerable
+    assert away.short_answer is None
+    assert away.sentences  # the closest evidence is still there to show
+    near = read_evidence("Where did Aram Khachaturian die?", items)
+    assert near.answerable
+    assert near.support > away.support
+
+
+def test_no_span_of_the_kind_asked_means_no_short_answer() -> None:
+    reading = read_evidence("When was the Tbilisi Opera house renamed?", numbered(NOISE))
+    # a date is there (1851), but for the opening, not a renaming: the sentence is shown
+    assert reading.sentences
+    assert reading.short_answer in (None, "1851")
+    plain = read_evidence("How many seats does the Tbilisi Opera have?", numbered(NOISE))
+    assert plain.short_answer is None  # no number but a date: nothing to give
+    assert plain.sentences
+
+
+def test_answer_sentences_stay_within_the_word_budget() -> None:
+    items = numbered(FILM, COMPOSER, DIRECTOR, NOISE)
+    reading = read_evidence("Where did Aram Khachaturian die?", items, max_words=40)
+    words = sum(len(s.text.split()) for s in reading.sentences)
+    assert words <= 40 or len(reading.sentences) == 1
+
+
+def test_multistep_chain_linked_evidence_is_the_second_hop() -> None:
+    # the film's text does not name the director's article: only the multi-step bridge
+    # round links them, and its chain-linked evidence is where the answer is read
+    film = ev("Pepo (film)", "Pepo is a 1935 Armenian drama film.", source="entity")
+    director = ev(
+        "Hamo Beknazarian",
+        "Hamo Beknazarian was a Soviet Armenian film director. He was born in Yerevan.",
+        source="bridge_linked",
+    )
+    other = ev("Ruben Mamoulian", "Ruben Mamoulian was born in Tiflis in 1897.")
+    items = numbered(film, other, director)
+    reading = read_evidence("Where was the director of film Pepo born?", items)
+    assert reading.short_answer == "Yerevan"
+    assert "hops: Hamo Beknazarian" in reading.notes
