@@ -43,9 +43,17 @@ def _database(argv: list[str]) -> str:
 
 def _in_child() -> None:
     """In the child before exec: its own process group (the terminal's Ctrl-C reaches
-    the parent only, which forwards it once), and on Linux a SIGKILL when the parent
-    dies."""
+    the parent only, which forwards it once), the default SIGINT and SIGTERM, and on
+    Linux a SIGKILL when the parent dies.
+
+    The default signals matter: a command started in the background of a shell script
+    (``kg-agent load … &``) inherits SIGINT *ignored*, and Python installs its Ctrl-C
+    handler only over the default; the child then ignored the SIGINT the parent
+    forwarded, and the load ran on.
+    """
     os.setpgid(0, 0)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         import ctypes
 
