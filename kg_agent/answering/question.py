@@ -152,15 +152,19 @@ _IRREGULAR = {
     "founded": "found",
     "founder": "found",
     "music": "compos",
-    # kinship read from either side: "the father of X" is written "X, son of Y"
+    # kinship has two sides: "the father of X" is also written "X, son of Y"
+    # (see INVERSE)
     "father": "parent",
     "mother": "parent",
     "parents": "parent",
-    "son": "parent",
-    "daughter": "parent",
-    "child": "parent",
-    "children": "parent",
+    "son": "child",
+    "daughter": "child",
+    "child": "child",
+    "children": "child",
 }
+#: Relations written from the other side: "the father of X" is stated "X, son of Y".
+INVERSE = {"parent": "child", "child": "parent"}
+
 #: Words that say what a question is, not what it asks about.
 _FRAME = frozenset(
     [
@@ -218,18 +222,65 @@ class QuestionShape:
     def chained(self) -> bool:
         return len(self.phrases) >= 2
 
+    @property
+    def cues(self) -> frozenset[str]:
+        """The relation's stems and their other sides ("parent" also finds "son of")."""
+        return self.relation | {INVERSE[r] for r in self.relation if r in INVERSE}
 
-_CHOICE_TAIL = re.compile(r",\s*([^,?]+?(?:,[^,?]+?)*?)\s+or\s+([^?]+?)\s*\??$")
+
+#: Questions longer than this are not searched for options (a choice is short, and the
+#: option rules must stay linear on a 4,000-character question).
+_MAX_CHOICE_CHARS = 300
+#: Comparatives of a quantity, not of a date: "longer", "more" compare numbers.
+QUANTITY_WORDS = frozenset(
+    [
+        "longer",
+        "shorter",
+        "more",
+        "fewer",
+        "less",
+        "larger",
+        "bigger",
+        "smaller",
+        "higher",
+        "taller",
+        "lower",
+    ]
+)
 
 
-_BETWEEN = re.compile(r"\b(?:out of|between)\s+(.+?)\s+and\s+([^?]+?)\s*\??$")
+_COMPARATIVES = _LATEST | _EARLIEST | QUANTITY_WORDS
 
 
-def _options(question: str) -> tuple[str, ...]:
-    m = _CHOICE_TAIL.search(question) or _BETWEEN.search(question)
-    if m is None:
+def _options(question: str, words: set[str]) -> tuple[str, ...]:
+    """The two options of "…, A or B?", or of "(first) out of/between A and B" when the
+    question compares ("Who was born first out of A and B?")."""
+    q = question.strip().rstrip("?").strip()
+    if len(q) > _MAX_CHOICE_CHARS:
         return ()
-    a, b = m.group(1).strip(), m.group(2).strip()
+    cut = q.rfind(" or ")
+    if cut > 0:
+        # the options begin after the comma that ends the comparison ("… came out
+        # first, Murder, She Said or …"), else after the last comma before "or"
+        comma = q.rfind(",", 0, cut)
+        compared = [
+            m.end()
+            for m in re.finditer(r"[\w'’-]+", q[:cut])
+            if m.group(0).lower() in _COMPARATIVES
+        ]
+        if compared:
+            after = q.find(",", compared[-1], cut)
+            comma = after if after >= 0 else comma
+        if comma < 0:
+            return ()
+        a, b = q[comma + 1 : cut].strip(), q[cut + 4 :].strip()
+    else:
+        if not words & (_LATEST | _EARLIEST):
+            return ()  # "the distance between Paris and London" asks for no choice
+        m = re.search(r"\b(?:out of|between) (.+?) and (.+)$", q)
+        if m is None:
+            return ()
+        a, b = m.group(1).strip(), m.group(2).strip()
     if not a or not b or len(a.split()) > 12 or len(b.split()) > 12:
         return ()
     return (a, b)
@@ -254,8 +305,8 @@ def analyse(question: str) -> QuestionShape:
         if t in ("which", "what", "whose") and i < 4:
             noun = tokens[i + 1]
             break
-    options = _options(q) if first not in _AUX or " or " in q else ()
     words = set(tokens)
+    options = _options(q, words) if first not in _AUX or " or " in q else ()
     lowered = q.lower()
     if options and first not in _AUX:
         kind = AnswerKind.CHOICE

@@ -26,7 +26,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kg_agent.answering.question import AnswerKind, QuestionShape, analyse, stem
+from kg_agent.answering.question import (
+    INVERSE,
+    QUANTITY_WORDS,
+    AnswerKind,
+    QuestionShape,
+    analyse,
+    stem,
+)
 from kg_agent.answering.spans import Span, dates, names, numbers, year_of
 from kg_agent.retrieval.base import Evidence
 from kg_agent.text import STOP_WORDS, content_tokens, fold, split_sentences
@@ -186,7 +193,7 @@ class _Context:
         title_only = self.title_stems[s.title] - st
         overlap = sum(self.idf.get(w, 0.0) for w in self.q_stems & st)
         overlap += 0.5 * sum(self.idf.get(w, 0.0) for w in self.q_stems & title_only)
-        relation = len(self.shape.relation & st)
+        relation = len(self.shape.cues & st)
         score = overlap + _W_RELATION * relation + 0.3 / s.n + 0.1 / (1 + s.position)
         if self.candidates(s):
             score += _W_KIND
@@ -237,7 +244,7 @@ def _find_hops(ctx: _Context) -> list[str]:
         if s.title not in ctx.named:
             continue
         for m in re.finditer(r"[\w'’-]+", s.text):
-            if stem(m.group(0)) not in inner:
+            if stem(m.group(0)) not in inner | _inverse(inner):
                 continue
             window = s.text[max(0, m.start() - 40) : m.end() + 80]
             for span in names(window):
@@ -252,6 +259,10 @@ def _find_hops(ctx: _Context) -> list[str]:
         if ev.source == "bridge_linked" and ev.title not in found and ev.title not in ctx.named:
             found.append(ev.title)
     return found
+
+
+def _inverse(stems: frozenset[str]) -> frozenset[str]:
+    return frozenset(INVERSE[r] for r in stems if r in INVERSE)
 
 
 def _inner_phrase(shape: QuestionShape) -> frozenset[str]:
@@ -274,7 +285,7 @@ def _outer(ctx: _Context, s: Sentence) -> frozenset[str] | None:
     if not ctx.hops or s.title not in ctx.hops:
         return None
     outer = ctx.shape.relation - _inner_phrase(ctx.shape)
-    return outer or None
+    return (outer | _inverse(outer)) or None
 
 
 def _phrase_at(lowered_question: str, phrase: frozenset[str]) -> int:
@@ -297,6 +308,18 @@ def _pick(ctx: _Context, s: Sentence) -> Span | None:
     kind = ctx.shape.kind
     text = s.text
     cue = _cue_position(ctx.shape, text, _outer(ctx, s))
+    if cue >= 0 and kind is AnswerKind.PERSON:
+        m = re.match(r"[\w'’-]+", text[cue:])
+        if m is not None and stem(m.group(0)) not in ctx.shape.relation:
+            # the relation written from the other side ("X, son of Y" for "X's father"):
+            # the answer follows it, and only when the question's name is not what
+            # follows ("Carl was the son of Ben" says nothing of Ben's father)
+            tail = _spaced(text[cue:])
+            if any(_spaced(n).strip() and _spaced(n) in tail for n in ctx.shape.named):
+                return None
+            spans = [sp for sp in spans if sp.start > cue]
+            if not spans:
+                return None
     if kind is AnswerKind.DATE:
         span = _date_for(ctx.shape, text, spans, cue)
         if span is None:
@@ -383,7 +406,7 @@ _EVENTS = frozenset({"birth", "death", "buri", "marri"})
 
 def _cue_position(shape: QuestionShape, text: str, stems: frozenset[str] | None = None) -> int:
     """Where the question's relation (or ``stems``) is expressed in ``text`` (-1: nowhere)."""
-    want = shape.relation if stems is None else stems
+    want = shape.cues if stems is None else stems
     for m in re.finditer(r"[\w'’-]+", text):
         if stem(m.group(0)) in want:
             return m.start()
@@ -408,24 +431,26 @@ def _date_for(shape: QuestionShape, text: str, spans: list[Span], cue: int) -> S
     return spans[0]
 
 
-_RANGE = re.compile(r"\(([^()]*?)\s*[–—-]\s*([^()]*?)\)")
+#: A short parenthesis (linear to find: no nested quantifiers over a long text).
+_PAREN = re.compile(r"\(([^()]{4,120})\)")
+_DASH = re.compile(r"\s*[–—-]\s*")
 
 
 def _lifespan(text: str) -> tuple[Span, Span] | None:
     """Birth and death dates of a "(14 March 1920 – 2 April 1990)" parenthesis."""
-    m = _RANGE.search(text)
-    if m is None:
-        return None
-    first = dates(m.group(1))
-    second = dates(m.group(2))
-    if not first or not second:
-        return None
-    a, b = first[-1], second[0]
-    off_a, off_b = m.start(1), m.start(2)
-    return (
-        Span(a.text, off_a + a.start, off_a + a.end),
-        Span(b.text, off_b + b.start, off_b + b.end),
-    )
+    for m in _PAREN.finditer(text):
+        inside = m.group(1)
+        for dash in _DASH.finditer(inside):
+            first = dates(inside[: dash.start()])
+            second = dates(inside[dash.end() :])
+            if first and second:
+                a, b = first[-1], second[0]
+                off_a, off_b = m.start(1), m.start(1) + dash.end()
+                return (
+                    Span(a.text, off_a + a.start, off_a + a.end),
+                    Span(b.text, off_b + b.start, off_b + b.end),
+                )
+    return None
 
 
 def _option_titles(ctx: _Context, option: str) -> list[str]:
@@ -478,10 +503,14 @@ def _lifetime(ctx: _Context, title: str) -> tuple[tuple[int, int, int], Sentence
 def _choose(ctx: _Context) -> tuple[str, tuple[Sentence, ...]] | None:
     """The option the question's comparison picks, and the sentences it rests on."""
     shape = ctx.shape
-    facts: list[tuple[tuple[int, int, int], Sentence] | None] = []
+    words = {w.lower() for w in re.findall(r"\w+", shape.question)}
+    # "longer", "more" compare numbers, except where the question is about time
+    # ("released more recently", "lived longer")
+    quantity = bool(words & QUANTITY_WORDS) and not words & _TIME_WORDS
+    facts: list[tuple[tuple[float, int, int], Sentence] | None] = []
     for option in shape.options:
         titles = _option_titles(ctx, option)
-        fact = None
+        fact: tuple[tuple[float, int, int], Sentence] | None = None
         for title in titles:
             # a fact of the option itself, else of what it links to ("the director of A")
             hops = [title] if not _needs_bridge(shape) else []
@@ -489,6 +518,8 @@ def _choose(ctx: _Context) -> tuple[str, tuple[Sentence, ...]] | None:
             for hop in hops:
                 if "lived" in shape.question.lower() or "live" in shape.relation:
                     fact = _lifetime(ctx, hop)
+                elif quantity:
+                    fact = _fact_number(ctx, hop)
                 else:
                     fact = _fact_date(ctx, hop)
                 if fact is not None:
@@ -503,6 +534,86 @@ def _choose(ctx: _Context) -> tuple[str, tuple[Sentence, ...]] | None:
         return None
     pick = keys.index(max(keys) if shape.latest else min(keys))
     return shape.options[pick], tuple(f[1] for f in facts if f is not None)
+
+
+_TIME_WORDS = frozenset(
+    {
+        "recently",
+        "recent",
+        "earlier",
+        "later",
+        "first",
+        "last",
+        "older",
+        "younger",
+        "oldest",
+        "youngest",
+        "newer",
+        "latest",
+        "earliest",
+        "before",
+        "after",
+        "sooner",
+        "lived",
+        "born",
+        "died",
+        "released",
+        "date",
+        "year",
+    }
+)
+
+
+def _fact_number(ctx: _Context, title: str) -> tuple[tuple[float, int, int], Sentence] | None:
+    """The quantity a "longer/more" choice compares for ``title``: the first number in
+    its sentences that share a word with the question besides the options' names."""
+    option_stems = {w for o in ctx.shape.options for w in _stems(o)}
+    want = ctx.q_stems - option_stems
+    for s in ctx.sentences:
+        if s.title != title or not want & _stems(s.text):
+            continue
+        for span in numbers(s.text):
+            value = _number_value(span.text)
+            if value is not None:
+                return (value, 0, 0), s
+    return None
+
+
+_WORD_NUMBERS = {
+    w: i
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        ]
+    )
+}
+
+
+def _number_value(text: str) -> float | None:
+    t = text.lower().replace(",", "")
+    scale = 1.0
+    for word, factor in (("billion", 1e9), ("million", 1e6), ("thousand", 1e3)):
+        if word in t:
+            scale, t = factor, t.replace(word, "")
+    t = t.replace("%", "").strip()
+    if t in _WORD_NUMBERS:
+        return float(_WORD_NUMBERS[t]) * scale
+    try:
+        return float(t) * scale
+    except ValueError:
+        return None
 
 
 def _needs_bridge(shape: QuestionShape) -> bool:
@@ -597,7 +708,7 @@ def _support(ctx: _Context) -> float:
     if not qwords:
         return 0.0
     share = sum(f" {w} " in hay for w in qwords) / len(qwords)
-    caps = re.findall(r"\b[A-Z][\w'-]+", question)[1:]
+    caps = [m.group(0) for m in re.finditer(r"\b[A-Z][\w'-]+", question) if m.start() > 0]
     caps_share = sum(_spaced(w) in hay for w in caps) / len(caps) if caps else share
     return round((share + caps_share) / 2, 4)
 
@@ -661,7 +772,8 @@ def read_evidence(
                 reading.short_cites = (s.n,)
                 reading.sentences = [s]
                 break
-    rest = [s for s in ranked if s not in reading.sentences]
+    shown = {(s.n, s.position) for s in reading.sentences}
+    rest = [s for s in ranked if (s.n, s.position) not in shown]
     reading.sentences = _trim(reading.sentences + rest, max_words)
     if not reading.answerable:
         reading.short_answer = None

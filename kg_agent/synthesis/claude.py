@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from kg_agent.retrieval.base import Evidence
@@ -38,14 +39,27 @@ def support_note(support: float, threshold: float) -> str:
     )
 
 
+_SHORT_LINE = re.compile(r"^\W*short answer\W*?[:\-–—]\s*(.*)$", re.IGNORECASE)
+
+
 def split_short_answer(reply: str) -> tuple[str | None, str]:
-    """(short answer, the rest) of a reply that begins with the Short answer line."""
-    text = reply.strip()
-    first, _, rest = text.partition("\n")
-    if not first.lower().startswith(SHORT_ANSWER_PREFIX.lower()):
-        return None, text
-    short = first[len(SHORT_ANSWER_PREFIX) :].strip()
-    return (short or None), (rest.strip() or text)
+    """(short answer, the rest) of a reply whose first lines hold "Short answer: …"
+    (also "**Short answer:** …", after a BOM or a line of preamble); (None, reply)
+    when there is none."""
+    lines = reply.lstrip("\ufeff").strip().splitlines()
+    for i, line in enumerate(lines[:3]):
+        m = _SHORT_LINE.match(line)
+        if m is None:
+            continue
+        short = m.group(1).strip().strip("*_ ").strip() or None
+        rest = "\n".join(lines[:i] + lines[i + 1 :]).strip()
+        return short, rest or (short or "")
+    return None, reply.strip()
+
+
+def says_not_in_graph(short: str | None) -> bool:
+    """Whether a short answer says the graph lacks the answer ("Not in the graph — …")."""
+    return short is not None and short.lower().lstrip("*_ ").startswith(NOT_IN_GRAPH_REPLY)
 
 
 #: Heading of the prompt section that pairs bridge-round evidence with the

@@ -14,7 +14,21 @@ from typing import Any
 
 from kg_agent.retrieval.base import Evidence
 
-_CITE = re.compile(r"\[(\d{1,3})\]")
+_CITE = re.compile(r"\[(\d{1,3}(?:\s*[,–-]\s*\d{1,3})*)\]")
+_RANGE_MARK = re.compile(r"(\d{1,3})\s*[–-]\s*(\d{1,3})")
+
+
+def _cited_numbers(marker: str) -> list[int]:
+    """The numbers of one marker's inside: "3", "1, 2", "1–3" (a range, up to 20 long)."""
+    out: list[int] = []
+    for part in re.split(r"\s*,\s*", marker):
+        r = _RANGE_MARK.fullmatch(part)
+        if r is not None:
+            a, b = int(r.group(1)), int(r.group(2))
+            out += list(range(a, b + 1)) if 0 <= b - a <= 20 else [a, b]
+        elif part.isdigit():
+            out.append(int(part))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,16 +67,18 @@ class NumberedEvidence:
         valid = {num for num, _ in self.items}
         for text in texts:
             for m in _CITE.finditer(text):
-                n = int(m.group(1))
-                if n in valid and n not in order:
-                    order.append(n)
+                for n in _cited_numbers(m.group(1)):
+                    if n in valid and n not in order:
+                        order.append(n)
         order += [num for num, _ in self.items if num not in order]
         new = {old: i for i, old in enumerate(order, 1)}
         by_num = dict(self.items)
 
         def swap(m: re.Match[str]) -> str:
-            n = int(m.group(1))
-            return f"[{new[n]}]" if n in new else m.group(0)
+            nums = _cited_numbers(m.group(1))
+            if not all(n in new for n in nums):
+                return m.group(0)  # names evidence that is not there: left as written
+            return "[" + ", ".join(str(new[n]) for n in nums) + "]"
 
         items = tuple((new[old], by_num[old]) for old in order)
         return [_CITE.sub(swap, t) for t in texts], NumberedEvidence(items, self.text)
@@ -71,9 +87,10 @@ class NumberedEvidence:
         """Citations for the distinct valid ``[n]`` markers of ``answer``, in order."""
         seen: list[Citation] = []
         for m in _CITE.finditer(answer):
-            c = self.citation(int(m.group(1)))
-            if c is not None and c not in seen:
-                seen.append(c)
+            for n in _cited_numbers(m.group(1)):
+                c = self.citation(n)
+                if c is not None and c not in seen:
+                    seen.append(c)
         return seen
 
 

@@ -20,10 +20,10 @@ from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, metered_complet
 from kg_agent.retrieval.base import Evidence
 from kg_agent.synthesis.claude import (
     DEFAULT_SYNTHESIS_MODEL,
-    NOT_IN_GRAPH_REPLY,
     SYSTEM_PROMPT,
     build_prompt,
     chain_text,
+    says_not_in_graph,
     split_short_answer,
     support_note,
 )
@@ -159,7 +159,7 @@ class ClaudeSynthesizer(Synthesizer):
             )
             if reply.text.strip():
                 short, text = split_short_answer(reply.text)
-                unanswered = short is not None and short.lower().rstrip(".") == NOT_IN_GRAPH_REPLY
+                unanswered = says_not_in_graph(short)
                 reading = read_evidence(question, numbered.items)
                 return Synthesis(
                     text,

@@ -61,4 +61,16 @@ def test_stems_join_the_forms_a_relation_is_written_in() -> None:
     assert stem("born") == stem("birth") == "birth"
     assert stem("died") == stem("death")
     assert stem("directed") == stem("director") == "direct"
-    assert stem("father") == stem("son") == "parent"  # kinship is read from either side
+    # kinship has two sides, each its own stem; a question's cues hold both
+    assert (stem("father"), stem("son")) == ("parent", "child")
+    assert analyse("Who is the father of Ben Stone?").cues >= {"parent", "child"}
+
+
+def test_options_come_from_the_last_comma_and_between_needs_a_comparison() -> None:
+    shape = analyse("Which film, directed by Jo Smith, came out first, Alpha or Beta?")
+    assert shape.options == ("Alpha", "Beta")
+    assert analyse("What is the distance between Paris and London?").kind is not AnswerKind.CHOICE
+    assert analyse("Who was born first between Ada Lovelace and Alan Turing?").options == (
+        "Ada Lovelace",
+        "Alan Turing",
+    )

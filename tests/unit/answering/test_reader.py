@@ -176,3 +176,42 @@ def test_multistep_chain_linked_evidence_is_the_second_hop() -> None:
     reading = read_evidence("Where was the director of film Pepo born?", items)
     assert reading.short_answer == "Yerevan"
     assert "hops: Hamo Beknazarian" in reading.notes
+
+
+def test_kinship_is_read_in_its_direction() -> None:
+    son = ev("Carl Stone", "Carl Stone was the son of Ben Stone, a New England farmer.")
+    reading = read_evidence("Who was the father of Ben Stone?", numbered(son))
+    assert reading.short_answer != "Carl Stone"  # Carl is Ben's son, not his father
+    ben = ev("Ben Stone", "Ben Stone (1801 – 1870), son of Adam Stone, farmed in Vermont.")
+    father = read_evidence("Who was the father of Ben Stone?", numbered(ben))
+    assert father.short_answer == "Adam Stone"  # "son of" read from the other side
+
+
+def test_a_choice_of_quantities_compares_numbers_not_dates() -> None:
+    nile = ev("Nile", "The Nile was first mapped in 1500. The Nile is 6,650 km long.")
+    amazon = ev("Amazon River", "The Amazon was explored in 1800. It is 6,400 km long.")
+    reading = read_evidence("Which river is longer, Nile or Amazon River?", numbered(nile, amazon))
+    assert reading.short_answer == "Nile"
+
+
+def test_a_choice_quotes_each_sentence_once() -> None:
+    a = ev("Alien (film)", "Alien is a 1979 science fiction horror film directed by Ridley Scott.")
+    b = ev("Blade Runner", "Blade Runner is a 1982 science fiction film directed by Ridley Scott.")
+    reading = read_evidence("Which film came out first, Blade Runner or Alien?", numbered(b, a))
+    keys = [(s.n, s.position) for s in reading.sentences]
+    assert len(keys) == len(set(keys)) == 2
+
+
+def test_a_lowercase_question_still_needs_its_names_in_the_evidence() -> None:
+    away = read_evidence("who directed the 1997 film Zorblax?", numbered(COMPOSER, NOISE))
+    assert not away.answerable
+
+
+def test_long_inputs_stay_fast() -> None:
+    import time
+
+    t0 = time.perf_counter()
+    read_evidence(("a, b or " * 500)[:3900] + "? x", numbered(NOISE))
+    big = ev("Big", "(born 1900 - " + "a - b (c - d) " * 1500 + ")")
+    read_evidence("When was Big born?", numbered(big))
+    assert time.perf_counter() - t0 < 2.0  # cubic regexes took ~20 s here

@@ -117,7 +117,7 @@ def test_same_number_maps_differently_in_flat_and_grouped_numbering() -> None:
 def test_citations_ignore_invalid_numbers_and_repeat_each_once_in_order() -> None:
     numbered = MultiDocSynthesizer(group=False).number(EVIDENCE)
     answer = "A [3] b [0] c [4] d [99] e [3] f [1] g [-1] h [x] i [1000] j [2, 3]"
-    assert [c.n for c in numbered.citations_in(answer)] == [3, 1]
+    assert [c.n for c in numbered.citations_in(answer)] == [3, 1, 2]  # [2, 3]: a group
     assert numbered.citation(0) is None
     assert numbered.citation(4) is None
     assert numbered.citations_in("no markers at all") == []
@@ -210,3 +210,12 @@ def test_split_sentences_drops_fragments() -> None:
         "ENIAC contained 17,468 vacuum tubes.",
         "It worked in decimal mode.",
     ]
+
+
+def test_renumbered_rewrites_grouped_and_ranged_markers() -> None:
+    numbered = MultiDocSynthesizer(group=False).number(ENIAC_EVIDENCE)
+    texts, again = numbered.renumbered(["C is true [3]. A and B agree [1, 2]. All [1–3]."])
+    assert texts == ["C is true [1]. A and B agree [2, 3]. All [2, 3, 1]."]
+    assert [c.n for c in again.citations_in(texts[0])] == [1, 2, 3]
+    ids = [e.section_id for _, e in again.items]
+    assert ids == [numbered.items[i][1].section_id for i in (2, 0, 1)]
