@@ -7,51 +7,26 @@ convention). Results are available as JSON with ``--json`` for scripts.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import click
 import yaml
 
-from kg_agent import __version__
-from kg_agent.exceptions import InvalidArgumentError, KGAgentError
-
-F = TypeVar("F", bound=Callable[..., Any])
+from kg_agent import __version__, _cli_update
+from kg_agent._cli_common import (
+    _db_option,
+    _dump_options,
+    _echo_json,
+    _library_errors,
+    make_embedder,
+)
+from kg_agent.exceptions import InvalidArgumentError
 
 SAMPLE_DUMP = Path(__file__).parent / "data" / "sample" / "pages-articles.xml"
-
-
-def _library_errors(fn: F) -> F:
-    """Turn library errors into click errors: one line, non-zero exit, no traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except KGAgentError as exc:
-            raise click.ClickException(str(exc)) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _db_option(fn: F) -> F:
-    return click.option(
-        "--db",
-        "db_path",
-        required=True,
-        envvar="KG_AGENT_DB",
-        type=click.Path(dir_okay=True, file_okay=True, path_type=str),
-        help="Path of the Kùzu database (env: KG_AGENT_DB).",
-    )(fn)
-
-
-def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -70,42 +45,9 @@ def main() -> None:
 @main.command()
 @click.argument("source", type=click.Path(path_type=str))
 @_db_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["auto", "mediawiki", "passages", "hotpotqa", "musique"]),
-    default="auto",
-    show_default=True,
-    help="Source format; auto detects it from the file's content.",
-)
+@_dump_options
 @click.option("--limit", type=click.IntRange(min=1), help="Load at most N articles.")
-@click.option(
-    "--model",
-    help="sentence-transformers model name or path (default: the bundled all-MiniLM-L6-v2).",
-)
-@click.option(
-    "--batch-size",
-    type=click.IntRange(min=1),
-    help="Embedding batch size (default: the embedder's own, tuned for CPUs).",
-)
-@click.option(
-    "--max-section-words",
-    type=click.IntRange(min=20),
-    default=160,
-    show_default=True,
-    help="Split sections longer than this into parts (one embedding each).",
-)
 @click.option("--force", is_flag=True, help="Re-load a source that was already loaded.")
-@click.option(
-    "--no-cache",
-    is_flag=True,
-    help="Do not reuse or store embeddings in the cache ($KG_AGENT_CACHE_DIR).",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    help="Parse worker processes (default: one per CPU core).",
-)
 @click.option(
     "--embeddings",
     type=click.Choice(["now", "none", "later"]),
@@ -113,35 +55,6 @@ def main() -> None:
     show_default=True,
     help="Embed sections while loading, or load the graph without vectors "
     "(BM25 + graph search; embed later).",
-)
-@click.option(
-    "--index",
-    "index_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=str),
-    help="The multistream dump's index (…-multistream-index.txt.bz2); found beside the "
-    "dump when not given.",
-)
-@click.option(
-    "--restart",
-    is_flag=True,
-    help="Discard what an interrupted earlier run of this load staged, and start over.",
-)
-@click.option(
-    "--staging-dir",
-    type=click.Path(file_okay=False, path_type=str),
-    help="Where to stage parsed shards (default: beside the database).",
-)
-@click.option(
-    "--shard-mb",
-    type=click.IntRange(min=1),
-    help="Size of a parse unit and shard, in MB of XML (default 32; for a multistream "
-    ".bz2, 8 MB compressed). Smaller: finer resume and progress; larger: fewer files.",
-)
-@click.option(
-    "--buffer-pool-mb",
-    type=click.IntRange(min=64),
-    envvar="KG_AGENT_BUFFER_POOL_MB",
-    help="Kùzu buffer pool for the write (default: 60% of memory).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the load report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
@@ -173,7 +86,6 @@ def load(
     HotpotQA / MuSiQue file whose paragraphs are pooled. A failed or interrupted
     load leaves the database as it was; running it again resumes it.
     """
-    from kg_agent.embedding import Embedder
     from kg_agent.ingest.pipeline import LoadOptions, load_source
 
     options = LoadOptions(
@@ -191,7 +103,7 @@ def load(
         buffer_pool_mb=buffer_pool_mb,
         chunk_bytes=shard_mb << 20 if shard_mb else None,
     )
-    embedder = Embedder(model, batch_size=batch_size) if batch_size else Embedder(model)
+    embedder = make_embedder(model, batch_size)
     report = load_source(
         source,
         db_path,
@@ -899,6 +811,11 @@ def sample() -> None:
     if not SAMPLE_DUMP.exists():  # pragma: no cover - broken install
         raise click.ClickException(f"sample dump missing from the install: {SAMPLE_DUMP}")
     click.echo(str(SAMPLE_DUMP))
+
+
+# update, delete and compact: their own module
+for _command in (_cli_update.update, _cli_update.delete, _cli_update.compact):
+    main.add_command(_command)
 
 
 def run() -> None:  # pragma: no cover - console-script shim

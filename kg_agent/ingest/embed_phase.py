@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from kg_agent.embedding import Embedder
 from kg_agent.ingest.chunking import embedding_input
-from kg_agent.ingest.embed_cache import EmbeddingCache
+from kg_agent.ingest.embed_cache import EmbeddingCache, FloatArray
 from kg_agent.ingest.stage import Stage
 from kg_agent.progress import Progress
 
@@ -76,14 +76,21 @@ def embed_shards(
     total_sections: int,
     cache: bool = True,
     progress: bool = True,
+    reuse: EmbeddingCache | None = None,
 ) -> int:
-    """Embed every shard not yet embedded; returns how many vectors came from the cache."""
+    """Embed every shard not yet embedded; returns how many vectors came from a cache.
+
+    ``reuse`` is looked up first: an update's vectors of the sections it replaces, so a
+    section whose text did not change is never embedded again."""
     done = stage.embedded.markers()
     already = sum(int(done[u]["sections"]) for u in units if u in done)
     prog = Progress("embed", total=total_sections, unit="sections", enabled=progress)
     prog.set(already)
     prog.start_rate_at(already)
-    store = EmbeddingCache(embedder_identity(embedder), embedder.dimension) if cache else None
+    own = EmbeddingCache(embedder_identity(embedder), embedder.dimension) if cache else None
+    store: EmbeddingCache | _Layered | None = own
+    if reuse is not None:
+        store = _Layered(reuse, own)
     hits = 0
     try:
         for unit in units:
@@ -106,13 +113,35 @@ def embed_shards(
             stage.embedded.mark(unit, {"unit": unit, "sections": table.num_rows, "cached": cached})
     finally:
         prog.close()
-        if store is not None:
-            store.close()
+        if own is not None:
+            own.close()
     return hits
 
 
+class _Layered:
+    """Two caches as one: ``first`` (read only), then ``second`` (which keeps new vectors)."""
+
+    def __init__(self, first: EmbeddingCache, second: EmbeddingCache | None) -> None:
+        self.first = first
+        self.second = second
+
+    def get_many(self, texts: Sequence[str]) -> list[FloatArray | None]:
+        out = self.first.get_many(texts)
+        missing = [i for i, v in enumerate(out) if v is None]
+        if missing and self.second is not None:
+            for i, v in zip(
+                missing, self.second.get_many([texts[i] for i in missing]), strict=True
+            ):
+                out[i] = v
+        return out
+
+    def put_many(self, texts: Sequence[str], vectors: FloatArray) -> None:
+        if self.second is not None:
+            self.second.put_many(texts, vectors)
+
+
 def vectors_for(
-    texts: list[str], embedder: Embedder, cache: EmbeddingCache | None, prog: Progress
+    texts: list[str], embedder: Embedder, cache: EmbeddingCache | _Layered | None, prog: Progress
 ) -> tuple[npt.NDArray[np.float32], int]:
     """Vectors of ``texts`` (cache first); progress counts each text once."""
     reported = 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import hashlib
 import io
 import lzma
 import os
@@ -291,6 +292,8 @@ def page_from_element(
     page_id: int | None = None
     redirect_title: str | None = None
     text = ""
+    revision: int | None = None
+    sha1 = ""
     for child in elem:
         local = local_name(child.tag)
         if local == "title":
@@ -305,8 +308,14 @@ def page_from_element(
             redirect_title = child.get("title")
         elif local == "revision":
             for part in child:
-                if local_name(part.tag) == "text":
+                name = local_name(part.tag)
+                if name == "text":
                     text = part.text or ""
+                elif name == "id":
+                    value = (part.text or "").strip()
+                    revision = int(value) if value.isdigit() else None
+                elif name == "sha1":
+                    sha1 = (part.text or "").strip()
     elem.clear()
     if ns is None:
         ns = _namespace_of(title, namespaces)
@@ -324,6 +333,7 @@ def page_from_element(
             return None, title  # a redirect to nowhere (anchor only): nothing to load
         return ParsedPage(title=normalized, page_id=page_id, redirect_to=target), title
     result = parser.parse(normalized, text)
+    digest = sha1 or "b2:" + hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
     return (
         ParsedPage(
             title=normalized,
@@ -331,6 +341,8 @@ def page_from_element(
             sections=result.sections,
             categories=result.categories,
             is_disambiguation=result.is_disambiguation,
+            revision=revision,
+            digest=digest,
         ),
         title,
     )

@@ -360,6 +360,7 @@ def _page(title: str, texts: list[str]) -> ParsedPage:
         title=title,
         sections=tuple(ParsedSection("", (), 1, t) for t in texts),
         infer_mentions=True,
+        digest="b2:" + _digest("\x00".join(texts)).hex(),
     )
 
 

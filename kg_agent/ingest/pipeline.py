@@ -52,7 +52,7 @@ from kg_agent.ingest.prepare import GraphLookups, prepare
 from kg_agent.ingest.sources import detect_format, fingerprint
 from kg_agent.ingest.stage import LoadLock, Stage, clean_stale_stages
 from kg_agent.ingest.write import WriteJob, now, write_graph, write_in_child
-from kg_agent.store import GraphStore
+from kg_agent.store import SCHEMA_VERSION, GraphStore
 from kg_agent.store.indexes import (
     TextSource,
     build_text_index,
@@ -77,6 +77,7 @@ __all__ = [
     "Loader",
     "embedder_identity",
     "finalize_indexes",
+    "finish_indexes",
     "load_fingerprint",
     "load_source",
     "sigterm_as_interrupt",
@@ -309,6 +310,10 @@ class Loader:
             if "no Meta table" in str(exc):
                 return None, True, None  # a Kùzu file without a kg-agent graph yet
             raise
+        if store.schema_version() != SCHEMA_VERSION:  # readable, but written as it is now
+            store.close()
+            upgrade_graph(self.db_path)
+            store = GraphStore.open(self.db_path, read_only=True)
         with store:
             store.check_model(dimension=self.embedder.dimension, model=self.embedder.name)
             return store.find_load(fp), store.is_empty(), store.meta().get("indexes")
@@ -401,6 +406,7 @@ class Loader:
             fresh=fresh,
             buffer_pool_mb=self._writer_pool_mb(stage, fresh, report.sections),
             progress=opts.progress,
+            max_section_words=opts.max_section_words,
         )
         text = TextSource(
             section_files=[stage.resolved.path(u, "sections") for u in parsed.units],
@@ -510,33 +516,19 @@ class Loader:
             ) from None
 
     def _index(self, load: dict[str, Any], text: TextSource | None, report: LoadReport) -> None:
-        with GraphStore.open(
+        if self._on_phase is not None:
+            self._on_phase("index")
+        steps = finish_indexes(
             self.db_path,
-            read_only=False,
-            buffer_pool_mb=self.options.buffer_pool_mb or self._pool_mb,
-        ) as store:
-            sync = None
-            if text is not None:
-
-                def sync() -> None:
-                    sync_text_index(store, text, progress=self.options.progress)
-
-            steps = self._timed(
-                "index",
-                report,
-                lambda: finalize_indexes(
-                    store, text=sync, progress=self.options.progress, linker=False
-                ),
-            )
-            report.timings.update({f"index.{k}": v for k, v in steps.items()})
-            store.set_load_status(str(load["id"]), "complete")
-        write_checksums(self.db_path)
-        # as for a new graph: the linker is built once the writer's pool is gone
-        t0 = time.perf_counter()
-        save_linker_apart(self.db_path)
-        took = round(time.perf_counter() - t0, 3)
-        report.timings["index.entity_linker"] = took
-        report.timings["index"] = round(report.timings.get("index", 0.0) + took, 3)
+            str(load["id"]),
+            text,
+            pool_mb=self.options.buffer_pool_mb or self._pool_mb,
+            progress=self.options.progress,
+        )
+        report.timings.update({f"index.{k}": v for k, v in steps.items()})
+        report.timings["index"] = round(sum(steps.values()), 3)
+        _trim_heap()
+        report.peak_rss_mib["index"] = _peak_rss_mib()
 
     def _finish_committed(
         self, src: str, fp: str, previous: dict[str, Any], report: LoadReport
@@ -570,6 +562,34 @@ class Loader:
             ) from None
         shutil.rmtree(stage_root, ignore_errors=True)
         return report
+
+
+def finish_indexes(
+    db_path: str,
+    load_id: str,
+    text: TextSource | None,
+    *,
+    pool_mb: int | None,
+    progress: bool,
+) -> dict[str, float]:
+    """After a write into a graph: its indexes brought up to date (``text``: the text
+    index's changes, else it is rebuilt when stale), the load marked complete, the
+    checksums and the entity linker written. Returns seconds per step."""
+    with GraphStore.open(db_path, read_only=False, buffer_pool_mb=pool_mb) as store:
+        sync = None
+        if text is not None:
+
+            def sync() -> None:
+                sync_text_index(store, text, progress=progress)
+
+        steps = finalize_indexes(store, text=sync, progress=progress, linker=False)
+        store.set_load_status(load_id, "complete")
+    write_checksums(db_path)
+    # as for a new graph: the linker is built once the writer's pool is gone
+    t0 = time.perf_counter()
+    save_linker_apart(db_path)
+    steps["entity_linker"] = round(time.perf_counter() - t0, 3)
+    return steps
 
 
 def load_fingerprint(

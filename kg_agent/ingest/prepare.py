@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kg_agent.ingest.chunking import embedding_input
@@ -40,6 +41,8 @@ ARTICLE_SCHEMA = pa.schema(
         ("n_sections", pa.int64()),
         ("word_count", pa.int64()),
         ("load_id", pa.string()),
+        ("revision", pa.int64()),
+        ("digest", pa.string()),
     ]
 )
 #: Section columns as the graph has them: the parsed ones and ``text_hash``, the hash of
@@ -78,6 +81,15 @@ class GraphLookups:
     article_titles: Callable[[], list[str]] | None = None  # non-stub titles (mentions)
     categories: Callable[[Sequence[str]], set[str]] | None = None  # which names exist
     state: str = "new"  # identifies the graph's content; a change redoes this phase
+    #: An update writes only these articles' rows (new, changed and relinked ones),
+    #: resolved against every title of the source, as a whole load would resolve them.
+    only: pa.Array | None = None
+
+
+def _only(table: pa.Table, column: str, titles: pa.Array | None) -> pa.Table:
+    if titles is None or table.num_rows == 0:
+        return table
+    return table.filter(pc.is_in(table.column(column), value_set=titles))
 
 
 def prepare(
@@ -103,19 +115,27 @@ def prepare(
     prog = Progress("resolve", total=len(parsed.units), unit="shards", enabled=progress)
     out = stage.resolved
     for unit in parsed.units:
-        arts = table.current(stage.units.read(unit, "articles"), "title")
+        arts = _only(
+            table.current(stage.units.read(unit, "articles"), "title"), "title", graph.only
+        )
         counts["articles"] += arts.num_rows
         _write(out.path(unit, "articles"), _article_rows(arts, stage.load_id))
-        secs = table.current(stage.units.read(unit, "sections"), "article")
+        secs = _only(
+            table.current(stage.units.read(unit, "sections"), "article"), "article", graph.only
+        )
         secs = secs.append_column("text_hash", text_hashes(secs))
         counts["sections"] += secs.num_rows
         _write(out.path(unit, "sections"), secs)
         has = pa.table([secs.column("article"), secs.column("id")], schema=PAIR_SCHEMA)
         _write(out.path(unit, "has_section"), has)
-        cats = table.current(stage.units.read(unit, "categories"), "from")
+        cats = _only(
+            table.current(stage.units.read(unit, "categories"), "from"), "from", graph.only
+        )
         categories.update(cats.column("to").to_pylist())
         _write(out.path(unit, "in_category"), cats)
-        raw = table.current(stage.units.read(unit, "links"), "article")
+        raw = _only(
+            table.current(stage.units.read(unit, "links"), "article"), "article", graph.only
+        )
         if matcher is not None:
             inferred = _inferred_links(matcher, secs)
             counts["inferred_mentions"] += inferred.num_rows
@@ -178,6 +198,8 @@ def _article_rows(arts: pa.Table, load_id: str) -> pa.Table:
             arts.column("n_sections"),
             arts.column("word_count"),
             pa.array([load_id] * n, pa.string()),
+            arts.column("revision"),
+            arts.column("digest"),
         ],
         schema=ARTICLE_SCHEMA,
     )
@@ -204,6 +226,8 @@ def _write_globals(
                 "n_sections": [0] * n,
                 "word_count": [0] * n,
                 "load_id": [stage.load_id] * n,
+                "revision": pa.array([None] * n, pa.int64()),
+                "digest": pa.array([None] * n, pa.string()),
             },
             schema=ARTICLE_SCHEMA,
         ),

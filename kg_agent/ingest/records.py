@@ -40,6 +40,11 @@ class ParsedPage:
     # True for passage corpora: links are not written by authors and must be
     # inferred from title mentions by the pipeline.
     infer_mentions: bool = False
+    #: The source's revision of the page (a dump's ``<revision><id>``), and a digest of
+    #: its content (the dump's ``<sha1>``, else a hash of the text): what ``kg-agent
+    #: update`` compares to tell a changed page from an unchanged one.
+    revision: int | None = None
+    digest: str = ""
     extra: dict[str, str] = field(default_factory=dict)
 
     @property

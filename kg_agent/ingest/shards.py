@@ -44,6 +44,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("is_disambiguation", pa.bool_()),
             ("n_sections", pa.int64()),
             ("word_count", pa.int64()),
+            ("revision", pa.int64()),
+            ("digest", pa.string()),
             ORD,
         ]
     ),
@@ -166,6 +168,8 @@ class ShardBuilder:
                 "is_disambiguation": page.is_disambiguation,
                 "n_sections": ordinal,
                 "word_count": words,
+                "revision": page.revision,
+                "digest": page.digest,
                 "_ord": ord_,
             }
         )

@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import signal
 import tempfile
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,27 @@ _LOOKUP = 5000
 #: and rel lists Kùzu builds as it copies).
 _POOL_PER_GROUP_BYTE = 8
 _MIN_GROUP_BYTES = 16 * 2**20
+
+
+#: Articles merged into a graph per round of lookups: each round's statements scan the
+#: Article table (Kùzu 0.11.3 plans ``UNWIND … MATCH {title: …}`` as a join), so an update
+#: of 100 articles spread over 28 shards took 29 s one shard at a time and takes 1 s in one.
+_MERGE_ROWS = 200_000
+
+
+def _batches_of_rows(files: list[Path], rows: int) -> Iterator[pa.Table]:
+    """The files' rows in tables of about ``rows`` rows (a larger file alone)."""
+    parts: list[pa.Table] = []
+    held = 0
+    for f in files:
+        t = pq.read_table(f)
+        parts.append(t)
+        held += t.num_rows
+        if held >= rows:
+            yield pa.concat_tables(parts)
+            parts, held = [], 0
+    if parts:
+        yield pa.concat_tables(parts)
 
 
 def _groups(files: list[Path], budget: int) -> list[list[Path]]:
@@ -81,6 +103,12 @@ class WriteJob:
     fresh: bool
     buffer_pool_mb: int | None = None
     progress: bool = True
+    #: An update's or a delete's edits around the copy (see :class:`_Edits`): stage
+    #: files of titles to delete and redirects to remove.
+    edits: dict[str, Any] | None = None
+    #: What sections were split at (kept in ``Meta``: an update that splits otherwise
+    #: rewrites every article).
+    max_section_words: int | None = None
 
 
 def _files(stage: Stage, units: list[int], where: str, kind: str) -> list[Path]:
@@ -116,13 +144,20 @@ def write_graph(job: WriteJob, store: GraphStore | None = None) -> dict[str, int
         if not job.fresh:
             copier.validate()  # a COPY must not fail inside the transaction (docstring)
             store.begin()
+        edits = _Edits(store, stage, job) if job.edits else None
+        if edits is not None:
+            edits.before()
         store.set_meta(
             indexes_stale="1",
             text_stale="1",
             pagerank_done="0",
             embeddings=combined_embeddings(existing, job.embeddings),
         )
+        if job.max_section_words:
+            store.set_meta(max_section_words=str(job.max_section_words))
         out = copier.run()
+        if edits is not None:
+            out.update(edits.after())
         store.record_load({**job.load, "status": "committed"})
         if not job.fresh:
             store.commit()
@@ -205,8 +240,8 @@ class _Copier:
         if self.job.fresh:
             self.copy("Article", articles)
         else:
-            for path in articles:
-                self._merge_articles(path)
+            for i, batch in enumerate(_batches_of_rows(articles, _MERGE_ROWS)):
+                self._merge_articles(batch, f"articles-{i:05d}.parquet")
         self.copy("Article", [p for p in [st.file("stubs.parquet")] if p.exists()])
         self.copy("Category", [p for p in [st.file("categories.parquet")] if p.exists()])
         self.copy("Section", _files(st, units, "resolved", "sections"))
@@ -227,11 +262,10 @@ class _Copier:
         self.prog.close()
         return {"rows_written": self.rows, "replaced_articles": self.replaced}
 
-    def _merge_articles(self, path: Path) -> None:
+    def _merge_articles(self, table: pa.Table, name: str) -> None:
         """Articles of a load into a graph that may hold them (a re-load, or stubs
         that this load fills in): those are updated in place and their old
         sections, links and categories removed; the rest are copied."""
-        table = pq.read_table(path)
         titles = table.column("title").to_pylist()
         found: set[str] = set()
         for i in range(0, len(titles), _LOOKUP):
@@ -249,9 +283,80 @@ class _Copier:
             self.store.update_articles(old.to_pylist())
             table = table.filter(pc.invert(mask))
         if table.num_rows:
-            tmp = self.tmp / path.name
+            tmp = self.tmp / name
             pq.write_table(table, tmp)
             self.copy("Article", [tmp])
+
+
+def read_titles(path: Path, column: str = "title") -> list[str]:
+    """A stage file's titles (none when the file is absent)."""
+    if not path.exists():
+        return []
+    return [str(t) for t in pq.read_table(path, columns=[column]).column(column).to_pylist()]
+
+
+class _Edits:
+    """What an update or a delete does around the copy, in the same transaction.
+
+    Before: the stubs and categories the replaced and deleted articles pointed at are
+    noted (they may be left with no edge), removed redirects go, and the deleted
+    articles' content is cleared. After the copy (whose new links may point at a
+    deleted article): each deleted article becomes a stub if something written still
+    links to it, else it goes; then noted stubs and categories with no edge left go.
+    See :mod:`kg_agent.store.edits` for why this equals a fresh load.
+    """
+
+    def __init__(self, store: GraphStore, stage: Stage, job: WriteJob) -> None:
+        from kg_agent.store.edits import GraphEdits
+
+        assert job.edits is not None
+        self.graph = GraphEdits(store)
+        self.store = store
+        self.spec = job.edits
+        self.deleted = read_titles(Path(self.spec["deleted"]))
+        self.stubs: set[str] = set()
+        self.categories: set[str] = set()
+        self.articles = _files(stage, job.units, "resolved", "articles")
+        self.redirects = stage.file("redirects.parquet")
+
+    def before(self) -> None:
+        replaced: list[str] = []
+        for path in self.articles:
+            titles = read_titles(path)
+            for i in range(0, len(titles), _LOOKUP):
+                replaced.extend(self.store.existing_articles(titles[i : i + _LOOKUP]))
+        touched = [*replaced, *self.deleted]
+        self.stubs = self.graph.stubs_linked_from(touched)
+        self.categories = self.graph.categories_of(touched)
+        removed = read_titles(Path(self.spec["removed_redirects"]))
+        if self.spec.get("drop_redirects_into"):
+            removed.extend(sorted(self.graph.redirects_into(self.deleted)))
+        self.stubs |= self.graph.stubs_redirected_from([*removed, *read_titles(self.redirects)])
+        for i in range(0, len(removed), _LOOKUP):
+            self.store.delete_redirects(removed[i : i + _LOOKUP])
+        self.removed_redirects = len(set(removed))
+        for i in range(0, len(self.deleted), _LOOKUP):
+            self.store.clear_article_content(self.deleted[i : i + _LOOKUP])
+
+    def after(self) -> dict[str, int]:
+        kept = self.graph.still_linked(self.deleted)
+        gone = [t for t in self.deleted if t not in kept]
+        self.graph.make_stubs(sorted(kept))
+        self.graph.delete_articles(gone)
+        orphans = sorted(self.graph.unlinked_stubs(sorted(self.stubs - set(self.deleted))))
+        self.graph.delete_articles(orphans)
+        categories = self.graph.delete_unused_categories(sorted(self.categories))
+        result = {"removed": [*gone, *orphans], "stubbed": sorted(kept)}
+        tmp = Path(self.spec["result"] + ".tmp")
+        tmp.write_text(json.dumps(result), encoding="utf-8")
+        os.replace(tmp, self.spec["result"])
+        return {
+            "deleted_articles": len(gone),
+            "stubbed_articles": len(kept),
+            "removed_stubs": len(orphans),
+            "removed_categories": categories,
+            "removed_redirects": self.removed_redirects,
+        }
 
 
 # ---------------------------------------------------------------------- child process

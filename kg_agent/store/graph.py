@@ -45,7 +45,10 @@ from kg_agent.store.vectors import VectorWrites, vector_table_ddl
 
 #: 2: full-text search moved to a tantivy index beside the database; vectors moved to
 #: SectionVector; Section.text_hash; Load.status.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+#: Schemas a reader opens as they are: 2 lacks only the articles' ``revision`` and
+#: ``digest``, which no query reads (a writer upgrades it first).
+READABLE_SCHEMA_VERSIONS = frozenset({"2", SCHEMA_VERSION})
 
 # Index names (constants: safe to format into CALL statements).
 _PROJECTED_GRAPH = "kg_link_graph"
@@ -66,7 +69,7 @@ def _schema_ddl(dimension: int) -> list[str]:
         "articles INT64, redirects INT64, sections INT64, model STRING, status STRING)",
         "CREATE NODE TABLE IF NOT EXISTS Article(title STRING PRIMARY KEY, page_id INT64, "
         "is_stub BOOLEAN, is_disambiguation BOOLEAN, pagerank DOUBLE, n_sections INT64, "
-        "word_count INT64, load_id STRING)",
+        "word_count INT64, load_id STRING, revision INT64, digest STRING)",
         "CREATE NODE TABLE IF NOT EXISTS Section(id STRING PRIMARY KEY, article STRING, "
         "heading STRING, heading_path STRING, level INT64, ordinal INT64, part INT64, "
         "text STRING, word_count INT64, text_hash STRING)",
@@ -188,7 +191,7 @@ class GraphStore(GraphReads, VectorWrites):
                 store.close()
                 raise DatabaseError(f"database {p} holds no kg-agent graph (no Meta table)")
             version = store.meta().get("schema_version")
-            if version != SCHEMA_VERSION:
+            if version not in READABLE_SCHEMA_VERSIONS:
                 store.close()
                 raise SchemaMismatchError(
                     f"database {p} has schema version {version}, this kg-agent reads "
@@ -282,6 +285,11 @@ class GraphStore(GraphReads, VectorWrites):
             self._run(stmt)
         self.set_meta(schema_version=SCHEMA_VERSION, model=model, dimension=str(dimension))
 
+    def add_article_revision_columns(self) -> None:
+        """Schema 2 → 3 (see :mod:`kg_agent.store.upgrade`)."""
+        self._run("ALTER TABLE Article ADD revision INT64")
+        self._run("ALTER TABLE Article ADD digest STRING")
+
     def check_model(self, *, dimension: int, model: str) -> None:
         """Refuse to add sections embedded by another model (or of another dimension)."""
         meta = self.meta()
@@ -302,6 +310,9 @@ class GraphStore(GraphReads, VectorWrites):
     def set_meta(self, **values: str) -> None:
         for key, value in values.items():
             self._run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+
+    def schema_version(self) -> str:
+        return self.meta().get("schema_version", "")
 
     @property
     def dimension(self) -> int:
@@ -438,7 +449,8 @@ class GraphStore(GraphReads, VectorWrites):
             "UNWIND $rows AS r MATCH (a:Article {title: r.title}) "
             "SET a.page_id = CAST(r.page_id AS INT64), a.is_stub = r.is_stub, "
             "a.is_disambiguation = r.is_disambiguation, a.n_sections = r.n_sections, "
-            "a.word_count = r.word_count, a.load_id = r.load_id",
+            "a.word_count = r.word_count, a.load_id = r.load_id, "
+            "a.revision = CAST(r.revision AS INT64), a.digest = r.digest",
             {"rows": [dict(r) for r in rows]},
         )
 

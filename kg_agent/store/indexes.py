@@ -39,6 +39,10 @@ class TextSource:
 
     section_files: Sequence[Path] = ()
     title_files: Sequence[Path] = ()
+    #: An update's or a delete's: titles that left the graph (title and sections go),
+    #: and titles kept as stubs (their sections go, the title stays).
+    removed_titles: Sequence[str] = ()
+    stubbed_titles: Sequence[str] = ()
 
 
 def _threads() -> int:
@@ -57,6 +61,8 @@ def _fill(
     titles: Iterable[pa.RecordBatch],
     *,
     replace: bool = False,
+    removed: Sequence[str] = (),
+    stubbed: Sequence[str] = (),
     progress: bool,
     total: int | None,
 ) -> None:
@@ -65,6 +71,11 @@ def _fill(
     writer = index.writer(threads=_threads())
     prog = Progress("text index", total=total, unit="sections", enabled=progress)
     try:
+        for i in range(0, len(removed), _BATCH_ROWS):
+            writer.delete_titles(list(removed[i : i + _BATCH_ROWS]))
+            writer.delete_article_sections(list(removed[i : i + _BATCH_ROWS]))
+        for i in range(0, len(stubbed), _BATCH_ROWS):
+            writer.delete_article_sections(list(stubbed[i : i + _BATCH_ROWS]))
         if replace:
             titles = list(titles)
             for b in titles:
@@ -137,6 +148,8 @@ def sync_text_index(store: GraphStore, source: TextSource, *, progress: bool = T
         _batches(source.section_files, ["id", "article", "heading", "text"]),
         _batches(source.title_files, ["title"]),
         replace=True,
+        removed=source.removed_titles,
+        stubbed=source.stubbed_titles,
         progress=progress,
         total=total,
     )

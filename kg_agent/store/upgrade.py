@@ -12,6 +12,10 @@ fails on the dropped index's catalog entry, and a ``SET`` crashes the process). 
 every table is exported from the old graph (not written to) and copied into a new
 database beside it (``.NAME.kg-new``), which replaces the old one with a rename, as a
 first load does: ``kill -9`` at any moment leaves the old graph or the upgraded one.
+
+Schema 2 → 3: articles get ``revision`` and ``digest`` (what ``kg-agent update``
+compares), added in place with ``ALTER TABLE`` in one transaction: a graph loaded
+before has none, so its first update re-reads every article once.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ _V1_TABLES = {
     "sections, l.model AS model, 'complete' AS status",
     "Article": "MATCH (a:Article) RETURN a.title AS title, a.page_id AS page_id, a.is_stub "
     "AS is_stub, a.is_disambiguation AS is_disambiguation, a.pagerank AS pagerank, "
-    "a.n_sections AS n_sections, a.word_count AS word_count, a.load_id AS load_id",
+    "a.n_sections AS n_sections, a.word_count AS word_count, a.load_id AS load_id, "
+    "CAST(NULL AS INT64) AS revision, CAST(NULL AS STRING) AS digest",
     "Category": "MATCH (c:Category) RETURN c.name AS name",
     "Redirect": "MATCH (r:Redirect) RETURN r.title AS title, r.load_id AS load_id",
     "HAS_SECTION": "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) RETURN a.title AS f, s.id AS t",
@@ -70,10 +75,13 @@ def upgrade_graph(db_path: str | Path) -> bool:
     version = meta.get("schema_version")
     if version == SCHEMA_VERSION:
         return False
+    if version == "2":
+        _upgrade_v2(db_path)
+        return True
     if version != "1":
         raise SchemaMismatchError(
             f"database {db_path} has schema version {version}; this kg-agent reads "
-            f"{SCHEMA_VERSION} and upgrades 1"
+            f"{SCHEMA_VERSION} and upgrades 1 and 2"
         )
     root = index_dir(db_path)
     root.mkdir(parents=True, exist_ok=True)
@@ -95,6 +103,15 @@ def upgrade_graph(db_path: str | Path) -> bool:
         install(new, target)
     write_checksums(target)
     return True
+
+
+def _upgrade_v2(db_path: str | Path) -> None:
+    with GraphStore.open(db_path, read_only=False) as store:
+        store.begin()
+        store.add_article_revision_columns()
+        store.set_meta(schema_version=SCHEMA_VERSION)
+        store.commit()
+    write_checksums(db_path)
 
 
 def _export_v1(db_path: str | Path, tmp: Path, *, dim: int) -> dict[str, Path]:

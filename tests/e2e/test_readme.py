@@ -14,6 +14,7 @@ import pytest
 
 from kg_agent.cli import SAMPLE_DUMP
 from kg_agent.ingest.pipeline import LoadReport
+from tests.support.newer_sample import write_newer_sample
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
@@ -32,6 +33,7 @@ def workdir(tmp_path: Path, sample_graph: tuple[Path, LoadReport]) -> Path:
     if indexes.exists():
         shutil.copytree(indexes, tmp_path / "demo.kuzu.indexes")
     (tmp_path / "pages-articles.xml.bz2").write_bytes(bz2.compress(SAMPLE_DUMP.read_bytes()))
+    write_newer_sample(tmp_path / "newer-pages-articles.xml")
     return tmp_path
 
 
@@ -47,9 +49,12 @@ def test_every_python_block_runs(workdir: Path) -> None:
             outputs.append(out.getvalue())
     finally:
         os.chdir(before)
-    agent, graph, loading = outputs[:3]
+    agent, graph, loading, current = outputs[:4]
     assert "Charles Babbage" in agent and "offline" in agent
     assert "'entity'" in graph and "Analytical Engine" in graph
     loaded = re.search(r"'articles': (\d+)", loading)
     assert loaded is not None and int(loaded.group(1)) >= 30
     assert "Analytical Engine" in loading.split("\n")[-2]  # the vector search's hits
+    # the newer sample: 2 added, 2 changed, 3 deleted, 4 relinked; then one deletion
+    assert current.splitlines()[0].split()[:4] == ["2", "2", "3", "4"]
+    assert "'stubbed': 1" in current.splitlines()[1]  # Hollerith: still linked to

@@ -1,0 +1,774 @@
+"""``kg-agent update``: bring a loaded graph to a newer dump, touching only what changed.
+
+An update is a load that writes a difference:
+
+1. **parse** the newer dump into shards, as a load does (parallel, resumable);
+2. **diff** (:func:`_plan`): its articles against the graph's by title, page id and
+   digest (the dump's ``<sha1>``, else a hash of the text): *added*, *changed*,
+   *unchanged*; and, from a full dump, *deleted* (articles the dump no longer has;
+   a partial export never deletes). Its redirects, resolved as a fresh load would
+   resolve them, against the graph's: a redirect added, removed or pointing
+   elsewhere changes what links to its title mean, so unchanged articles that link
+   to such a title are *relinked* (rewritten with their links resolved again). In a
+   passage corpus, whose mention edges are inferred from titles, unchanged passages
+   that name an added title, or mentioned a deleted one, are relinked;
+3. **resolve** only the added, changed and relinked articles, against every title of
+   the newer dump (:class:`~kg_agent.ingest.prepare.GraphLookups` ``only``);
+4. **embed** their sections, reusing the graph's vector of every section whose text
+   did not change (only changed text reaches the model);
+5. **write** it all in one transaction (:mod:`.write`, :mod:`kg_agent.store.edits`):
+   replaced articles, deleted ones (kept as stubs while something links to them),
+   redirects, orphaned stubs and categories;
+6. **index**: the text index changed in place, PageRank, article and link tables and
+   the linker rebuilt (the vector index is kept up to date by Kùzu as rows change).
+
+The result is the graph a fresh load of the newer dump would give (the e2e tests
+compare the two). What it costs grows with the number of changes, except the parse
+and diff (linear in the dump: a change can only be found by reading it) and the
+derived tables (linear in the graph, seconds at 100k articles).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from kg_agent.embedding import Embedder
+from kg_agent.exceptions import (
+    DatabaseError,
+    DatabaseNotFoundError,
+    InvalidArgumentError,
+    KGAgentError,
+    LoadAborted,
+    SourceError,
+    one_line,
+)
+from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, embedding_input
+from kg_agent.ingest.embed_cache import EmbeddingCache
+from kg_agent.ingest.embed_phase import embed_shards, embedder_identity
+from kg_agent.ingest.parse import ParseOptions, ParseResult, parse_source
+from kg_agent.ingest.pipeline import finish_indexes, sigterm_as_interrupt
+from kg_agent.ingest.prepare import GraphLookups, prepare
+from kg_agent.ingest.resolve import LinkResolver, TitleTable
+from kg_agent.ingest.sources import MEDIAWIKI, detect_format, fingerprint
+from kg_agent.ingest.stage import LoadLock, Stage
+from kg_agent.ingest.write import WriteJob, write_in_child
+from kg_agent.store import SCHEMA_VERSION, GraphStore
+from kg_agent.store.edits import GraphEdits
+from kg_agent.store.indexes import TextSource
+from kg_agent.store.layout import default_buffer_pool_mb
+from kg_agent.store.upgrade import upgrade_graph
+
+__all__ = ["UpdateOptions", "UpdateReport", "is_full_dump", "update_graph"]
+
+#: Wikimedia's names of whole-wiki dumps (``enwiki-20261101-pages-articles.xml.bz2``,
+#: ``…-pages-articles-multistream.xml.bz2``, ``…-pages-meta-current.xml.bz2``): what an
+#: update may delete from. A numbered part (``…-pages-articles1.xml-p1p41242.bz2``) holds
+#: a range of pages only, so it is partial.
+_FULL_DUMP = re.compile(r"pages-(articles|meta-current)(-multistream)?(\.|-sample)", re.IGNORECASE)
+
+
+def is_full_dump(source: str, fmt: str) -> bool:
+    """Whether ``source`` holds the whole wiki (so pages it lacks were deleted): a
+    Wikimedia dump by its name, or a passage corpus (a corpus file is always whole).
+    A ``Special:Export`` of some pages is partial."""
+    return fmt != MEDIAWIKI or bool(_FULL_DUMP.search(Path(source).name))
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateOptions:
+    """How an update runs. ``delete`` None: delete what a full dump lacks (see
+    :func:`is_full_dump`); False keeps such articles; True deletes them from any dump."""
+
+    fmt: str | None = None
+    delete: bool | None = None
+    workers: int | None = None
+    progress: bool = True
+    staging_dir: str | None = None
+    cache: bool = True
+    restart: bool = False
+    buffer_pool_mb: int | None = None
+    max_section_words: int = DEFAULT_MAX_WORDS
+    chunk_bytes: int | None = None
+    index: str | None = None
+    #: None: compact the graph when updates have doubled its file (see
+    #: :data:`~kg_agent.ingest.maintain.AUTO_COMPACT_GROWTH`); False never; True always.
+    compact: bool | None = None
+
+    @property
+    def parse_workers(self) -> int:
+        return self.workers or os.cpu_count() or 1
+
+
+@dataclass(slots=True)
+class UpdateReport:
+    """What an update did; ``to_dict()`` is the ``--json`` output."""
+
+    source: str
+    db_path: str
+    load_id: str = ""
+    skipped: bool = False
+    resumed: bool = False
+    deletes: bool = False  # whether articles the dump lacks were deleted
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    renamed: int = 0
+    relinked: int = 0
+    stubbed: int = 0  # deleted articles kept as stubs (still linked to)
+    redirects_added: int = 0
+    redirects_changed: int = 0
+    redirects_removed: int = 0
+    sections_written: int = 0
+    sections_embedded: int = 0  # by the model: text that changed
+    sections_reused: int = 0  # vectors kept from the graph or the embedding cache
+    removed_stubs: int = 0
+    removed_categories: int = 0
+    db_bytes_before: int = 0
+    db_bytes_after: int = 0
+    compacted: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _db_bytes(db_path: str) -> int:
+    p = Path(db_path)
+    return sum(f.stat().st_size for f in (p, p.with_name(p.name + ".wal")) if f.exists())
+
+
+class Updater:
+    """Applies a newer dump to the graph at ``db_path``; see the module docstring."""
+
+    def __init__(
+        self,
+        db_path: str | os.PathLike[str],
+        *,
+        embedder: Embedder | None = None,
+        options: UpdateOptions | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        self.db_path = str(db_path)
+        self.embedder = embedder or Embedder()
+        self.options = options or UpdateOptions()
+        self._say = say or (lambda msg: None)
+
+    def update(self, source: str | os.PathLike[str]) -> UpdateReport:
+        src = str(source)
+        opts = self.options
+        if not Path(self.db_path).exists():
+            raise DatabaseNotFoundError(
+                f"database {self.db_path} does not exist: 'kg-agent load' it first"
+            )
+        fmt = opts.fmt or detect_format(src)
+        deletes = opts.delete if opts.delete is not None else is_full_dump(src, fmt)
+        fp = "update-" + fingerprint(
+            src, fmt, self.embedder.name, str(opts.max_section_words), str(deletes)
+        )
+        report = UpdateReport(source=src, db_path=self.db_path, deletes=deletes)
+        with LoadLock(self.db_path), sigterm_as_interrupt():
+            state, embeddings, latest, previous, sources, words = self._inspect(fp)
+            if deletes and opts.delete is None and len(sources) > 1:
+                raise InvalidArgumentError(
+                    f"{self.db_path} holds articles of {len(sources)} sources "
+                    f"({', '.join(Path(s).name for s in sources[:3])}): say --delete to delete "
+                    f"every article {Path(src).name} lacks, or --no-delete to keep them"
+                )
+            report.db_bytes_before = _db_bytes(self.db_path)
+            if previous is not None and previous.get("status") == "committed":
+                return self._finish_committed(src, fp, previous, report)
+            if latest == fp:
+                report.skipped = True
+                report.db_bytes_after = report.db_bytes_before
+                return report
+            stage = Stage.open(
+                self.db_path,
+                fp,
+                staging_dir=opts.staging_dir,
+                restart=opts.restart,
+                describe={"source": os.path.abspath(src), "format": fmt, "update": True},
+            )
+            report.load_id = stage.load_id
+            report.resumed = stage.resumed
+            try:
+                rechunk = words is not None and words != str(opts.max_section_words)
+                self._run(src, fmt, fp, stage, state, embeddings, rechunk, report)
+            except SourceError:
+                stage.remove()
+                raise
+            except KeyboardInterrupt:
+                raise LoadAborted(
+                    f"update of {self.db_path} from {src} interrupted; the graph was left "
+                    "as it was (run the same command to resume)"
+                ) from None
+            except OSError as exc:
+                if exc.errno == errno.ENOSPC:
+                    raise LoadAborted(
+                        f"update from {src} stopped: no space left on the disk of "
+                        f"{stage.root} or the database; free some and run it again"
+                    ) from None
+                raise
+            stage.remove()
+            self._compact_if_due(report)
+        report.db_bytes_after = _db_bytes(self.db_path)
+        return report
+
+    def _compact_if_due(self, report: UpdateReport) -> None:
+        """Keep the file bounded: compact when updates doubled it (or when told to)."""
+        from kg_agent.ingest.maintain import compact_locked, needs_compaction
+
+        with GraphStore.open(self.db_path, read_only=True) as store:
+            meta = store.meta()
+        if "compacted_bytes" not in meta:  # the size to measure growth from
+            with GraphStore.open(self.db_path, read_only=False) as store:
+                store.set_meta(compacted_bytes=str(report.db_bytes_before))
+            meta["compacted_bytes"] = str(report.db_bytes_before)
+        due = needs_compaction(self.db_path, meta)
+        if self.options.compact or (self.options.compact is None and due):
+            self._say(f"compacting {self.db_path} (updates have grown its file)")
+            t0 = time.perf_counter()
+            compact_locked(Path(self.db_path), meta)
+            report.compacted = True
+            report.timings["compact"] = round(time.perf_counter() - t0, 3)
+
+    def _inspect(
+        self, fp: str
+    ) -> tuple[str, str, str, dict[str, Any] | None, list[str], str | None]:
+        """(the graph's state, its embeddings, the latest load's fingerprint, this
+        update's earlier run, the sources loaded into it other than by updates and
+        deletes, the section size it was split at), upgrading an older graph first."""
+        with GraphStore.open(self.db_path, read_only=False) as store:
+            version = store.schema_version()
+        if version != SCHEMA_VERSION:
+            upgrade_graph(self.db_path)
+        with GraphStore.open(self.db_path, read_only=True) as store:
+            store.check_model(dimension=self.embedder.dimension, model=self.embedder.name)
+            loads = store.loads()
+            meta = store.meta()
+            embeddings = meta.get("embeddings", "complete")
+            words = meta.get("max_section_words")
+            previous = store.find_load(fp)
+        state = "|".join(str(r["id"]) for r in loads)
+        latest = str(loads[-1]["fingerprint"]) if loads else ""
+        sources = sorted(
+            {
+                str(r["source"])
+                for r in loads
+                if not str(r["fingerprint"]).startswith(("update-", "delete-"))
+            }
+        )
+        return state, embeddings, latest, previous, sources, words
+
+    def _timed(self, phase: str, report: UpdateReport, fn: Callable[[], Any]) -> Any:
+        t0 = time.perf_counter()
+        out = fn()
+        report.timings[phase] = round(time.perf_counter() - t0, 3)
+        return out
+
+    def _run(
+        self,
+        src: str,
+        fmt: str,
+        fp: str,
+        stage: Stage,
+        state: str,
+        embeddings: str,
+        rechunk: bool,
+        report: UpdateReport,
+    ) -> None:
+        opts = self.options
+        parsed: ParseResult = self._timed(
+            "parse",
+            report,
+            lambda: parse_source(
+                src,
+                fmt,
+                stage,
+                ParseOptions(
+                    workers=opts.parse_workers,
+                    max_section_words=opts.max_section_words,
+                    chunk_bytes=opts.chunk_bytes,
+                    index=opts.index,
+                    progress=opts.progress,
+                ),
+                say=self._say,
+            ),
+        )
+        plan = self._timed(
+            "diff",
+            report,
+            lambda: _plan(self.db_path, stage, parsed, report.deletes, state, rechunk),
+        )
+        _report_counts(report, plan)
+        only = pq.read_table(stage.file("rewrite.parquet")).column("title").combine_chunks()
+        counts = self._timed(
+            "resolve", report, lambda: self._prepare(stage, parsed, state, only, report.deletes)
+        )
+        _keep_changed_redirects(stage)
+        report.sections_written = int(counts.get("sections", 0))
+        embed = "now" if embeddings == "complete" else "none"
+        if embed == "now" and report.sections_written:
+            self._timed("embed", report, lambda: self._embed(stage, parsed.units, report))
+        result = stage.file("edits-result.json")
+        job = WriteJob(
+            db_path=self.db_path,
+            home=self.db_path,
+            stage_root=str(stage.root),
+            units=list(parsed.units),
+            load={
+                "id": stage.load_id,
+                "source": os.path.abspath(src),
+                "format": fmt,
+                "fingerprint": fp,
+                "started_at": str(stage.info["started_at"]),
+                "finished_at": "",
+                "articles": report.added + report.changed + report.relinked,
+                "redirects": report.redirects_added + report.redirects_changed,
+                "sections": report.sections_written,
+                "model": self.embedder.name,
+            },
+            model=self.embedder.name,
+            dimension=self.embedder.dimension,
+            embeddings=embed,
+            fresh=False,
+            buffer_pool_mb=self._pool_mb(stage),
+            progress=opts.progress,
+            max_section_words=opts.max_section_words,
+            edits={
+                "deleted": str(stage.file("deleted.parquet")),
+                "removed_redirects": str(stage.file("removed-redirects.parquet")),
+                "result": str(result),
+            },
+        )
+        out = self._timed("write", report, lambda: write_in_child(job))
+        report.stubbed = int(out.get("stubbed_articles", 0))
+        report.removed_stubs = int(out.get("removed_stubs", 0))
+        report.removed_categories = int(out.get("removed_categories", 0))
+        self._index(src, job.load, stage, parsed.units, report)
+
+    def _prepare(
+        self, stage: Stage, parsed: ParseResult, state: str, only: pa.Array, deletes: bool
+    ) -> dict[str, Any]:
+        with GraphStore.open(self.db_path, read_only=True) as store:
+            lookup = _lookup(store, deletes)
+            graph = GraphLookups(
+                lookup=lookup,
+                article_titles=None if deletes else store.all_article_titles,
+                categories=store.existing_categories,
+                state=state,
+                only=only,
+            )
+            return prepare(stage, parsed, graph, progress=self.options.progress)
+
+    def _embed(self, stage: Stage, units: Sequence[int], report: UpdateReport) -> None:
+        """Embed the written sections, the graph's vectors of unchanged text first."""
+        reuse = _reuse_cache(self.db_path, stage, self.embedder)
+        try:
+            embed_shards(
+                stage,
+                units,
+                self.embedder,
+                total_sections=report.sections_written,
+                cache=self.options.cache,
+                progress=self.options.progress,
+                reuse=reuse,
+            )
+        finally:
+            reuse.close()
+        markers = stage.embedded.markers()
+        cached = sum(int(markers[u].get("cached", 0)) for u in units if u in markers)
+        report.sections_reused = cached
+        report.sections_embedded = report.sections_written - cached
+
+    def _pool_mb(self, stage: Stage) -> int:
+        if self.options.buffer_pool_mb:
+            return self.options.buffer_pool_mb
+        staged = sum(f.stat().st_size for f in stage.root.rglob("*.parquet"))
+        return default_buffer_pool_mb(read_only=False, need_mb=3 * staged // 2**20 + 512)
+
+    def _index(
+        self,
+        src: str,
+        load: dict[str, Any],
+        stage: Stage,
+        units: Sequence[int],
+        report: UpdateReport,
+    ) -> None:
+        result_path = stage.file("edits-result.json")
+        edits = json.loads(result_path.read_text(encoding="utf-8"))
+        text = TextSource(
+            section_files=[stage.resolved.path(u, "sections") for u in units],
+            title_files=[
+                *(stage.resolved.path(u, "articles") for u in units),
+                stage.file("stubs.parquet"),
+            ],
+            removed_titles=edits["removed"],
+            stubbed_titles=edits["stubbed"],
+        )
+        t0 = time.perf_counter()
+        steps = self._finish(src, str(load["id"]), text)
+        report.timings.update({f"index.{k}": v for k, v in steps.items()})
+        report.timings["index"] = round(time.perf_counter() - t0, 3)
+
+    def _finish(self, src: str, load_id: str, text: TextSource | None) -> dict[str, float]:
+        """The indexes brought up to date after the commit (text None: rebuilt whole)."""
+        try:
+            if text is None:
+                with GraphStore.open(self.db_path, read_only=False) as store:
+                    store.set_meta(text_stale="1")
+            return finish_indexes(
+                self.db_path,
+                load_id,
+                text,
+                pool_mb=self.options.buffer_pool_mb,
+                progress=self.options.progress,
+            )
+        except (KeyboardInterrupt, KGAgentError, OSError, RuntimeError) as exc:
+            why = "interrupted" if isinstance(exc, KeyboardInterrupt) else one_line(exc)
+            raise LoadAborted(
+                f"the update from {src} is in {self.db_path}, but refreshing its indexes "
+                f"failed ({why}): run the same 'kg-agent update' again to finish them"
+            ) from None
+
+    def _finish_committed(
+        self, src: str, fp: str, previous: dict[str, Any], report: UpdateReport
+    ) -> UpdateReport:
+        """An update whose data committed but whose indexes were cut short."""
+        self._say(f"resuming: the update from {src} is in the graph; finishing its indexes")
+        report.load_id = str(previous["id"])
+        report.resumed = True
+        root = Stage.path_for(self.db_path, fp, self.options.staging_dir)
+        stage = Stage(root, {}, resumed=True)
+        units = [int(u) for u in (stage.done("parse") or {}).get("units", [])]
+        diff = stage.done("diff")
+        if diff is not None:
+            _report_counts(report, diff["counts"])
+        _check_copies(self.db_path, stage, str(previous["id"]), units)
+        if stage.file("edits-result.json").exists():
+            self._index(src, previous, stage, units, report)
+        else:  # no record of what changed: the text index is rebuilt whole
+            self._finish(src, str(previous["id"]), None)
+        stage.remove()
+        report.db_bytes_after = _db_bytes(self.db_path)
+        return report
+
+
+def _check_copies(db_path: str, stage: Stage, load_id: str, units: Sequence[int]) -> None:
+    """Refuse to finish a committed update whose copied rows Kùzu lost.
+
+    Kùzu 0.11.3 writes the rows of a ``COPY`` to the database file, not to its write-ahead
+    log: a process killed after ``COMMIT`` and before the checkpoint that follows (at the
+    latest when the writer closes the database) leaves a graph whose recovery replays the
+    transaction's other statements (deletes, ``SET``) but not its copies. Reproduced with
+    ``kill -9`` in ``tests/e2e/test_update.py``. Such a graph is told apart here by its
+    sections: the update staged them all with its articles' ``load_id``.
+    """
+    staged = int(
+        sum(
+            pq.read_metadata(p).num_rows
+            for p in (stage.resolved.path(u, "sections") for u in units)
+            if p.exists()
+        )
+    )
+    with GraphStore.open(db_path, read_only=True) as store:
+        rows = store.query(
+            "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) WHERE a.load_id = $l "
+            "RETURN count(s) AS n",
+            {"l": load_id},
+        )
+    found = int(rows[0]["n"]) if rows else 0
+    if found != staged:
+        raise DatabaseError(
+            f"{db_path} lost rows of its last update: the update was killed after its commit "
+            f"and before Kùzu's checkpoint, and Kùzu 0.11.3 does not recover what a COPY "
+            f"wrote ({found:,} of {staged:,} sections are there): restore the graph from a "
+            "backup, or load the newer dump into a new graph"
+        )
+
+
+def _report_counts(report: UpdateReport, counts: dict[str, Any]) -> None:
+    for key in (
+        "added",
+        "changed",
+        "unchanged",
+        "deleted",
+        "renamed",
+        "relinked",
+        "redirects_added",
+        "redirects_changed",
+        "redirects_removed",
+    ):
+        setattr(report, key, int(counts.get(key, 0)))
+
+
+def _lookup(store: GraphStore, deletes: bool) -> Callable[[Sequence[str]], Any]:
+    """Titles → (articles, redirects) the graph holds. From a full dump the graph's
+    redirects do not count: the dump's own are all there are (one it dropped is gone)."""
+
+    def lookup(titles: Sequence[str]) -> tuple[set[str], dict[str, str]]:
+        articles = set(store.existing_articles(titles))
+        return articles, ({} if deletes else store.existing_redirects(titles))
+
+    return lookup
+
+
+def _equal(a: pa.ChunkedArray, b: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Element-wise equality where two nulls are equal."""
+    both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+    return pc.or_(pc.fill_null(pc.equal(a, b), False), both_null)
+
+
+def _titles(*parts: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """Distinct titles of several columns, as one array."""
+    arrays = [p.combine_chunks() if isinstance(p, pa.ChunkedArray) else p for p in parts]
+    arrays = [a.cast(pa.string()) for a in arrays if len(a)]
+    if not arrays:
+        return pa.array([], pa.string())
+    return pc.unique(pa.concat_arrays(arrays))
+
+
+def _reset_after_resolve(stage: Stage) -> None:
+    """A redone diff rewrites other articles: what was embedded for the old set goes."""
+    import shutil
+
+    stage.forget("diff", "resolve", "reuse")
+    for name in ("embedded", "reuse"):
+        shutil.rmtree(stage.root / name, ignore_errors=True)
+    stage.embedded.dir.mkdir(parents=True, exist_ok=True)
+
+
+def _plan(
+    db_path: str, stage: Stage, parsed: ParseResult, deletes: bool, state: str, rechunk: bool
+) -> dict[str, Any]:
+    """Compare the parsed dump with the graph; writes the titles to rewrite, delete and
+    unredirect into the stage and returns the counts (kept in ``diff.json``).
+
+    Everything per article stays in Arrow columns (a whole Wikipedia is ~7M titles).
+    ``rechunk``: the graph was split into sections differently, so every article it
+    holds is rewritten (the vectors of unchanged text are still reused).
+    """
+    done = stage.done("diff")
+    if done is not None and done.get("state") == state:
+        return dict(done["counts"])
+    _reset_after_resolve(stage)
+    table = TitleTable.from_shards(stage.units, parsed.units, parsed.cut)
+    columns = ["title", "page_id", "revision", "digest", "_ord"]
+    new = pa.concat_tables(
+        [table.current(stage.units.read(u, "articles", columns), "title") for u in parsed.units]
+        or [pa.table({c: pa.array([], pa.string()) for c in ("title", "digest")})]
+    )
+    new_titles = new.column("title")
+    with GraphStore.open(db_path, read_only=True) as store:
+        edits = GraphEdits(store)
+        edits.export_articles(stage.file("graph-articles.parquet"))
+        edits.export_redirects(stage.file("graph-redirects.parquet"))
+        graph = pq.read_table(stage.file("graph-articles.parquet"))
+        graph = graph.filter(pc.invert(pc.fill_null(graph.column("is_stub"), False)))
+        graph = graph.append_column("in_graph", pa.array([True] * graph.num_rows, pa.bool_()))
+        joined = new.select(["title", "page_id", "revision", "digest"]).join(
+            graph.select(["title", "page_id", "revision", "digest", "in_graph"]),
+            "title",
+            join_type="left outer",
+            right_suffix="_g",
+        )
+        in_graph = pc.fill_null(joined.column("in_graph"), False)
+        same = pc.and_(
+            pc.and_(
+                _equal(joined.column("digest"), joined.column("digest_g")),
+                _equal(joined.column("page_id"), joined.column("page_id_g")),
+            ),
+            _equal(joined.column("revision"), joined.column("revision_g")),
+        )
+        if rechunk:
+            same = pa.chunked_array([pa.array([False] * joined.num_rows, pa.bool_())])
+        added = joined.filter(pc.invert(in_graph))
+        changed = joined.filter(pc.and_(in_graph, pc.invert(same)))
+        unchanged = joined.filter(pc.and_(in_graph, same)).column("title")
+        redirect_titles = pa.array(list(table.redirects), pa.string())
+        if deletes:  # what the dump lacks
+            gone = pc.invert(pc.is_in(graph.column("title"), value_set=new_titles))
+        else:  # a partial export still says which pages became redirects, or moved
+            moved_ids = pc.drop_null(
+                new.filter(pc.invert(pc.is_in(new_titles, value_set=graph.column("title"))))
+                .column("page_id")
+                .combine_chunks()
+            )
+            gone = pc.and_(
+                pc.invert(pc.is_in(graph.column("title"), value_set=new_titles)),
+                pc.or_(
+                    pc.is_in(graph.column("title"), value_set=redirect_titles),
+                    pc.fill_null(pc.is_in(graph.column("page_id"), value_set=moved_ids), False),
+                ),
+            )
+        deleted = graph.filter(gone)
+        ids = pc.drop_null(added.column("page_id").combine_chunks())
+        renamed = int(
+            pc.sum(pc.is_in(pc.drop_null(deleted.column("page_id")), value_set=ids)).as_py() or 0
+        )
+        # redirects as a fresh load of the dump resolves them, against the graph's
+        resolver = LinkResolver(table, _lookup(store, deletes))
+        rows = resolver.redirect_rows()
+        now_red = pa.table(
+            {
+                "title": pa.array([r for r, _ in rows], pa.string()),
+                "target": pa.array([t for _, t in rows], pa.string()),
+            }
+        )
+        del rows
+        old_red = pq.read_table(stage.file("graph-redirects.parquet"))
+        red = now_red.join(old_red, "title", join_type="left outer", right_suffix="_g")
+        is_new = pc.is_null(red.column("target_g"))
+        moved = pc.and_(
+            pc.invert(is_new), pc.not_equal(red.column("target"), red.column("target_g"))
+        )
+        red_added = red.filter(is_new).column("title")
+        red_changed = red.filter(pc.fill_null(moved, False)).column("title")
+        if deletes:  # every redirect the dump dropped
+            keep = pc.is_in(old_red.column("title"), value_set=now_red.column("title"))
+        else:  # a partial export drops only the redirects its articles now stand on
+            keep = pc.invert(pc.is_in(old_red.column("title"), value_set=new_titles))
+        red_removed = old_red.filter(pc.invert(keep)).column("title")
+        affected = _titles(red_added, red_changed, red_removed)
+        rewrite = _titles(added.column("title"), changed.column("title"))
+        relinked = _relinked(stage, parsed, table, affected, unchanged, added, deleted, edits)
+        relinked = pc.filter(relinked, pc.invert(pc.is_in(relinked, value_set=rewrite)))
+    _write_titles(stage.file("rewrite.parquet"), _titles(rewrite, relinked))
+    _write_titles(stage.file("deleted.parquet"), deleted.column("title"))
+    _write_titles(stage.file("removed-redirects.parquet"), red_removed)
+    _write_titles(stage.file("changed-redirects.parquet"), _titles(red_added, red_changed))
+    for name in ("graph-articles.parquet", "graph-redirects.parquet"):
+        stage.file(name).unlink(missing_ok=True)
+    counts = {
+        "added": added.num_rows,
+        "changed": changed.num_rows,
+        "unchanged": len(unchanged) - len(relinked),
+        "deleted": deleted.num_rows,
+        "renamed": renamed,
+        "relinked": len(relinked),
+        "redirects_added": len(red_added),
+        "redirects_changed": len(red_changed),
+        "redirects_removed": len(red_removed),
+    }
+    stage.mark("diff", {"state": state, "counts": counts})
+    return counts
+
+
+def _relinked(
+    stage: Stage,
+    parsed: ParseResult,
+    table: TitleTable,
+    affected: pa.Array,
+    unchanged: pa.ChunkedArray,
+    added: pa.Table,
+    deleted: pa.Table,
+    edits: GraphEdits,
+) -> pa.Array:
+    """Unchanged articles whose links a fresh load would resolve differently now."""
+    found: list[pa.Array] = []
+    if parsed.counts.get("infer_mentions"):
+        # inferred mentions: a new title may be named in unchanged text, and a deleted
+        # one's mentions may have hidden a shorter title's
+        from kg_agent.entities.matcher import MentionMatcher
+
+        names = added.column("title").to_pylist()
+        if names:
+            matcher = MentionMatcher(names)
+            for unit in parsed.units:
+                secs = table.current(stage.units.read(unit, "sections"), "article")
+                secs = secs.filter(pc.is_in(secs.column("article"), value_set=unchanged))
+                hits = [
+                    art
+                    for art, text in zip(
+                        secs.column("article").to_pylist(),
+                        secs.column("text").to_pylist(),
+                        strict=True,
+                    )
+                    if matcher.find(text, source_title=art)
+                ]
+                found.append(pa.array(hits, pa.string()))
+        gone = deleted.column("title").to_pylist()
+        found.append(pa.array(sorted(edits.mentioning_articles(gone)), pa.string()))
+    elif len(affected):
+        for unit in parsed.units:
+            raw = table.current(
+                stage.units.read(unit, "links", ["article", "target", "_ord"]), "article"
+            )
+            hit = raw.filter(pc.is_in(raw.column("target"), value_set=affected))
+            found.append(pc.unique(hit.column("article")))
+    out = _titles(*found)
+    return pc.filter(out, pc.is_in(out, value_set=unchanged))
+
+
+def _write_titles(path: Path, titles: pa.Array | pa.ChunkedArray) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(pa.table({"title": titles}), tmp)
+    tmp.replace(path)
+
+
+def _keep_changed_redirects(stage: Stage) -> None:
+    """The resolve phase wrote every redirect of the dump: keep those that changed."""
+    changed = pq.read_table(stage.file("changed-redirects.parquet")).column("title")
+    for name, column in (("redirects.parquet", "title"), ("redirects_to.parquet", "from")):
+        path = stage.file(name)
+        if path.exists():
+            rows = pq.read_table(path)
+            rows = rows.filter(pc.is_in(rows.column(column), value_set=changed))
+            tmp = path.with_name(path.name + ".tmp")
+            pq.write_table(rows, tmp)
+            tmp.replace(path)
+
+
+def _reuse_cache(db_path: str, stage: Stage, embedder: Embedder) -> EmbeddingCache:
+    """The graph's vectors of the sections an update replaces, keyed as the embedding
+    cache keys text (a stage-local cache: it goes with the stage)."""
+    cache = EmbeddingCache(
+        embedder_identity(embedder), embedder.dimension, directory=stage.root / "reuse"
+    )
+    if stage.done("reuse") is None:
+        with (
+            GraphStore.open(db_path, read_only=True) as store,
+            pq.ParquetFile(stage.file("rewrite.parquet")) as rewrite,
+        ):
+            graph = GraphEdits(store)
+            for batch in rewrite.iter_batches(batch_size=5000, columns=["title"]):
+                titles = batch.column("title").to_pylist()
+                texts: list[str] = []
+                vectors: list[Any] = []
+                for article, path, text, vector in graph.section_vectors(titles):
+                    texts.append(embedding_input(article, path, text))
+                    vectors.append(vector)
+                if texts:
+                    cache.put_many(texts, _matrix(vectors))
+        stage.mark("reuse", {"done": True})
+    return cache
+
+
+def _matrix(rows: list[Any]) -> Any:
+    import numpy as np
+
+    return np.asarray(rows, dtype=np.float32)
+
+
+def update_graph(
+    source: str | os.PathLike[str],
+    db_path: str | os.PathLike[str],
+    *,
+    embedder: Embedder | None = None,
+    options: UpdateOptions | None = None,
+    say: Callable[[str], None] | None = None,
+) -> UpdateReport:
+    """Apply the newer dump ``source`` to the graph at ``db_path``; see the module doc."""
+    return Updater(db_path, embedder=embedder, options=options, say=say).update(source)

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Benchmark ``kg-agent update`` against a full load: time, what it touches, disk.
+
+Why: an update must cost a small share of a full load (the issue's goal: at most 5% of a
+full load's time with embeddings on) and grow with the number of changes, not with the
+size of the graph. For each size of the scale benchmark's synthetic dumps
+(``scripts/make_dump.py``, cached in ``--dump-dir``) this:
+
+1. writes a newer version (``scripts/make_newer_dump.py``: ``--changed`` of the articles
+   edited, ``--added`` new, ``--deleted`` gone);
+2. loads the older version in a fresh process (embeddings as ``--embeddings`` says: ``now``
+   with the default model is the real thing, and slow on a CPU; ``none`` measures
+   everything but the model);
+3. for each change rate in ``--rates``, updates a copy of that graph to a newer version
+   in a fresh process, and reads its report (phases, articles and sections touched);
+4. with ``--disk N``, updates back and forth N times, recording the database's size
+   after each, then compacts it.
+
+It prints a table and saves JSON::
+
+    .venv/bin/python scripts/bench_update.py --sizes 10000 --embeddings now \\
+        --json bench_out/update-10k.json
+    .venv/bin/python scripts/bench_update.py --sizes 10000,100000 --embeddings none \\
+        --rates 0.001,0.01,0.05 --disk 10 --json bench_out/update-scale.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_scale import TreeRSS, cpu_model, disk_size, ensure_dump, kg_agent  # noqa: E402
+
+#: Real embedding every time: vectors an earlier run left in the embedding cache would make
+#: a load look cheaper than it is (an update's reuse of the graph's own vectors is not a cache).
+NO_CACHE = ["--no-cache"]
+
+
+def _newer_module() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "make_newer_dump", ROOT / "scripts" / "make_newer_dump.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run(cmd: list[str]) -> dict[str, Any]:
+    """Run a ``--json`` command in a fresh process: its report, wall time, peak RSS."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rss = TreeRSS(proc.pid)
+    out, err = proc.communicate()
+    peak = rss.stop()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:3])} failed: {err.strip()[-800:]}")
+    return {
+        "report": json.loads(out),
+        "wall_s": round(time.perf_counter() - t0, 1),
+        "peak_rss_mib": round(peak / 2**20),
+    }
+
+
+def copy_graph(src: Path, dst: Path) -> None:
+    for suffix in ("", ".indexes"):
+        target = Path(str(dst) + suffix)
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+        source = Path(str(src) + suffix)
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("load.lock"))
+        elif source.exists():
+            shutil.copy2(source, target)
+
+
+def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
+    work = args.work / f"n{n}"
+    work.mkdir(parents=True, exist_ok=True)
+    old = ensure_dump(n, args.dump_dir, False)["xml"]
+    base = work / "base.kuzu"
+    emb = ["--embeddings", args.embeddings]
+    model = ["--model", args.model] if args.model else []
+    print(f"[{n:,}] loading {old.name} (embeddings {args.embeddings}) ...", flush=True)
+    if base.exists():
+        shutil.rmtree(Path(str(base) + ".indexes"), ignore_errors=True)
+        base.unlink()
+    load = run(
+        [*kg_agent(), "load", str(old), "--db", str(base), *emb, *model, *NO_CACHE, "--json", "-q"]
+    )
+    lr = load["report"]
+    row: dict[str, Any] = {
+        "articles": n,
+        "sections": lr["sections"],
+        "embeddings": args.embeddings,
+        "full_load_s": load["wall_s"],
+        "full_load_phases": {k: v for k, v in lr["timings"].items() if "." not in k},
+        "full_load_peak_rss_mib": load["peak_rss_mib"],
+        "db_bytes": disk_size(base),
+        "updates": [],
+    }
+    newer = _newer_module()
+    for rate in args.rates:
+        src = work / f"v2-{rate}-pages-articles.xml"
+        summary = newer.newer_dump(
+            old, src, changed=rate, added=rate / 10, deleted=rate / 10, seed=1
+        )
+        db = work / "updated.kuzu"
+        copy_graph(base, db)
+        print(f"[{n:,}] update, {rate:.1%} changed ...", flush=True)
+        up = run(
+            [*kg_agent(), "update", str(src), "--db", str(db), *model, *NO_CACHE, "--json", "-q"]
+        )
+        r = up["report"]
+        row["updates"].append(
+            {
+                "rate": rate,
+                "generated": {k: len(v) for k, v in summary.items() if isinstance(v, list)},
+                "wall_s": up["wall_s"],
+                "peak_rss_mib": up["peak_rss_mib"],
+                "share_of_full_load": round(up["wall_s"] / load["wall_s"], 4),
+                **{
+                    k: r[k]
+                    for k in (
+                        "added",
+                        "changed",
+                        "unchanged",
+                        "deleted",
+                        "stubbed",
+                        "relinked",
+                        "sections_written",
+                        "sections_embedded",
+                        "sections_reused",
+                        "db_bytes_before",
+                        "db_bytes_after",
+                    )
+                },
+                "phases": {k: v for k, v in r["timings"].items() if "." not in k},
+                "index_steps": {k: v for k, v in r["timings"].items() if k.startswith("index.")},
+            }
+        )
+        src.unlink()
+    if args.disk:
+        row["disk"] = bench_disk(base, old, work, args, newer)
+    return row
+
+
+def bench_disk(
+    base: Path, old: Path, work: Path, args: argparse.Namespace, newer: Any
+) -> dict[str, Any]:
+    """Update back and forth ``--disk`` times: the file's size after each, then compact."""
+    db = work / "disk.kuzu"
+    copy_graph(base, db)
+    v1 = work / "v1-pages-articles.xml"
+    shutil.copy(old, v1)
+    v2 = work / "v2-disk-pages-articles.xml"
+    rate = args.rates[len(args.rates) // 2]
+    newer.newer_dump(old, v2, changed=rate, added=rate / 10, deleted=rate / 10, seed=2)
+    model = ["--model", args.model] if args.model else []
+    sizes = [disk_size(db)]
+    for i in range(args.disk):
+        src = v2 if i % 2 == 0 else v1
+        print(f"  disk round {i + 1}/{args.disk} ...", flush=True)
+        run([*kg_agent(), "update", str(src), "--db", str(db), *model, *NO_CACHE, "--json", "-q"])
+        sizes.append(Path(db).stat().st_size)
+    compact = run([*kg_agent(), "compact", "--db", str(db), "--json", "-q"])
+    v1.unlink()
+    v2.unlink()
+    return {
+        "rate": rate,
+        "db_file_bytes": sizes,
+        "compact_s": compact["wall_s"],
+        "after_compact_bytes": compact["report"]["bytes_after"],
+    }
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    print(
+        "\n| articles | embeddings | full load s | changed | update s | share | added/changed/"
+        "deleted/relinked | sections written/embedded | parse | diff | resolve | embed | write "
+        "| index | peak RSS MiB |"
+    )
+    print("|---:|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        for u in row["updates"]:
+            p = u["phases"]
+            print(
+                f"| {row['articles']:,} | {row['embeddings']} | {row['full_load_s']:,.1f} | "
+                f"{u['rate']:.1%} | {u['wall_s']:,.1f} | {u['share_of_full_load']:.1%} | "
+                f"{u['added']}/{u['changed']}/{u['deleted']}/{u['relinked']} | "
+                f"{u['sections_written']:,}/{u['sections_embedded']:,} | "
+                + " | ".join(
+                    f"{p.get(k, 0.0):.1f}"
+                    for k in ("parse", "diff", "resolve", "embed", "write", "index")
+                )
+                + f" | {u['peak_rss_mib']:,} |"
+            )
+    for row in rows:
+        if "disk" in row:
+            d = row["disk"]
+            mib = ", ".join(f"{b / 2**20:.0f}" for b in d["db_file_bytes"])
+            print(
+                f"\n{row['articles']:,} articles, {len(d['db_file_bytes']) - 1} updates of "
+                f"{d['rate']:.1%} back and forth: database file MiB {mib}; compacted to "
+                f"{d['after_compact_bytes'] / 2**20:.0f} MiB in {d['compact_s']:.1f} s"
+            )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10000")
+    ap.add_argument("--rates", default="0.01", help="Shares of articles changed, comma-separated.")
+    ap.add_argument("--embeddings", choices=("now", "none"), default="now")
+    ap.add_argument("--model", help="Embedding model (default: the bundled all-MiniLM-L6-v2).")
+    ap.add_argument("--dump-dir", type=Path, default=ROOT / "bench_out" / "dumps")
+    ap.add_argument("--work", type=Path, default=ROOT / "bench_out" / "update")
+    ap.add_argument("--disk", type=int, default=0, help="Back-and-forth updates to measure size.")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    args.rates = [float(r) for r in args.rates.split(",")]
+    args.dump_dir.mkdir(parents=True, exist_ok=True)
+    rows = [bench_size(int(n), args) for n in args.sizes.split(",")]
+    print_table(rows)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(
+            json.dumps({"machine": cpu_model(), "rows": rows}, indent=1), encoding="utf-8"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Everything a graph holds, in a form two graphs can be compared by (an updated graph
+against a fresh load of the same dump)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kg_agent.store import GraphStore
+
+#: Every table's rows without what says *when* they were written (load ids), PageRank
+#: to 6 decimals.
+QUERIES = {
+    "articles": "MATCH (a:Article) RETURN a.title, a.page_id, a.is_stub, a.is_disambiguation, "
+    "a.n_sections, a.word_count, a.revision, a.digest, round(a.pagerank, 6)",
+    "sections": "MATCH (s:Section) RETURN s.id, s.article, s.heading, s.heading_path, s.level, "
+    "s.ordinal, s.part, s.text, s.word_count, s.text_hash",
+    "categories": "MATCH (c:Category) RETURN c.name",
+    "redirects": "MATCH (r:Redirect)-[:REDIRECTS_TO]->(a:Article) RETURN r.title, a.title",
+    "has_section": "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) RETURN a.title, s.id",
+    "links": "MATCH (a:Article)-[r:LINKS_TO]->(b:Article) "
+    "RETURN a.title, b.title, r.count, r.inferred",
+    "mentions": "MATCH (s:Section)-[r:MENTIONS]->(a:Article) "
+    "RETURN s.id, a.title, r.count, r.inferred",
+    "in_category": "MATCH (a:Article)-[:IN_CATEGORY]->(c:Category) RETURN a.title, c.name",
+}
+
+
+def graph_content(db: Path) -> dict[str, Any]:
+    """Each table's rows as a sorted list, the vectors by section id, the text index's
+    document counts."""
+    with GraphStore.open(db, read_only=True) as store:
+        out: dict[str, Any] = {
+            name: sorted((tuple(r.values()) for r in store.query(q)), key=repr)
+            for name, q in QUERIES.items()
+        }
+        out["vectors"] = {
+            r["id"]: np.asarray(r["v"], dtype=np.float32)
+            for r in store.query("MATCH (v:SectionVector) RETURN v.id AS id, v.embedding AS v")
+        }
+        index = store.text_index()
+        out["text_index"] = index.counts() if index is not None else None
+    return out
+
+
+def assert_same_graph(updated: Path, fresh: Path, *, atol: float = 1e-5) -> None:
+    """``updated`` holds exactly what ``fresh`` does (vectors to ``atol``)."""
+    a, b = graph_content(updated), graph_content(fresh)
+    for name in QUERIES:
+        only_a = sorted(set(a[name]) - set(b[name]), key=repr)[:5]
+        only_b = sorted(set(b[name]) - set(a[name]), key=repr)[:5]
+        assert a[name] == b[name], f"{name}: only updated {only_a}; only fresh {only_b}"
+    assert a["vectors"].keys() == b["vectors"].keys()
+    for sid, vec in a["vectors"].items():
+        assert np.allclose(vec, b["vectors"][sid], atol=atol), sid
+    assert a["text_index"] == b["text_index"]
