@@ -37,14 +37,9 @@ if TYPE_CHECKING:
     from kg_agent.config import AgentConfig
     from kg_agent.embedding import Embedder
     from kg_agent.ingest.embed_graph import EmbedReport, embed_graph
-    from kg_agent.ingest.maintain import (
-        CompactReport,
-        DeleteReport,
-        compact_graph,
-        delete_articles,
-    )
+    from kg_agent.ingest.maintain import compact_graph, delete_articles
     from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source
-    from kg_agent.ingest.update import UpdateOptions, UpdateReport, update_graph
+    from kg_agent.ingest.update import UpdateOptions, update_graph
     from kg_agent.pipeline import GraphComponents, QueryPipeline, build_pipeline
     from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
     from kg_agent.store import GraphStore
@@ -68,11 +63,8 @@ _LAZY = {
     "LoadReport": "kg_agent.ingest.pipeline",
     "load_source": "kg_agent.ingest.pipeline",
     "UpdateOptions": "kg_agent.ingest.update",
-    "UpdateReport": "kg_agent.ingest.update",
     "update_graph": "kg_agent.ingest.update",
-    "DeleteReport": "kg_agent.ingest.maintain",
     "delete_articles": "kg_agent.ingest.maintain",
-    "CompactReport": "kg_agent.ingest.maintain",
     "compact_graph": "kg_agent.ingest.maintain",
     "GraphComponents": "kg_agent.pipeline",
     "QueryPipeline": "kg_agent.pipeline",
@@ -87,11 +79,9 @@ _LAZY = {
 __all__ = [
     "AgentConfig",
     "Citation",
-    "CompactReport",
     "DatabaseError",
     "DatabaseLockedError",
     "DatabaseNotFoundError",
-    "DeleteReport",
     "EmbedReport",
     "Embedder",
     "Evidence",
@@ -111,7 +101,6 @@ __all__ = [
     "SourceError",
     "UnknownFormatError",
     "UpdateOptions",
-    "UpdateReport",
     "__version__",
     "build_pipeline",
     "compact_graph",
