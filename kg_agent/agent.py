@@ -14,7 +14,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -39,6 +39,7 @@ __all__ = [
     "MAX_QUESTION_LENGTH",
     "RETRIEVAL_MODES",
     "KnowledgeGraphAgent",
+    "QueryEventHandler",
     "QueryResult",
     "answer_and_rank",
     "answer_question",
@@ -49,6 +50,12 @@ log = logging.getLogger(__name__)
 
 MAX_QUESTION_LENGTH = 4000
 _CITE_MARK = re.compile(r"\s*\[\d{1,3}\]")
+
+#: Told what a query has done so far, as it happens (``kg-agent serve`` streams it):
+#: ``("retrieved", {...})`` once evidence is ranked, ``("evidence", {"items": [...]})``
+#: with the numbering a streamed answer cites, then ``("text", {"text": piece})`` as a
+#: model writes the answer (offline answers arrive whole, in the result).
+QueryEventHandler = Callable[[str, dict[str, Any]], None]
 
 
 @dataclass(slots=True)
@@ -292,10 +299,16 @@ def answer_question(
     multistep: bool | None = None,
     route: Complexity | str | None = None,
     multistep_config: MultiStepConfig | None = None,
+    on_event: QueryEventHandler | None = None,
 ) -> QueryResult:
     """Run ``pipeline`` on the (checked) question ``q``: what ``query()`` does."""
     return answer_and_rank(
-        pipeline, q, multistep=multistep, route=route, multistep_config=multistep_config
+        pipeline,
+        q,
+        multistep=multistep,
+        route=route,
+        multistep_config=multistep_config,
+        on_event=on_event,
     )[0]
 
 
@@ -306,6 +319,7 @@ def answer_and_rank(
     multistep: bool | None = None,
     route: Complexity | str | None = None,
     multistep_config: MultiStepConfig | None = None,
+    on_event: QueryEventHandler | None = None,
 ) -> tuple[QueryResult, list[Evidence]]:
     """The answer, and the evidence in rank order (what the eval measures recall on;
     the result's own evidence runs in citation order)."""
@@ -338,8 +352,28 @@ def answer_and_rank(
     ranked = pipeline.rank(q, found)
     trace += ranked.trace  # the retriever's steps, then the stages'
     timings["rerank"] = time.perf_counter() - t0
+    on_text = None
+    if on_event is not None:
+        on_event(
+            "retrieved",
+            {
+                "trace": trace,
+                "evidence": len(ranked.evidence),
+                "graph": graph,
+                "timings": {k2: round(v, 4) for k2, v in timings.items()},
+            },
+        )
+        numbered_now = pipeline.synthesizer.numbering.number(ranked.evidence)
+        on_event(
+            "evidence",
+            {"items": [dict(ev.to_dict(), n=n) for n, ev in numbered_now.items]},
+        )
+
+        def on_text(piece: str) -> None:
+            on_event("text", {"text": piece})
+
     t0 = time.perf_counter()
-    synthesis = pipeline.synthesizer.synthesize(q, ranked.evidence)
+    synthesis = pipeline.synthesizer.synthesize(q, ranked.evidence, on_text)
     meter.merge(synthesis.usage)
     warnings += synthesis.warnings
     texts, numbered = synthesis.numbered.renumbered([synthesis.answer])

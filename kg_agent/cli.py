@@ -16,7 +16,7 @@ from typing import Any, cast
 import click
 import yaml
 
-from kg_agent import __version__, _cli_update
+from kg_agent import __version__, _cli_serve, _cli_update
 from kg_agent._cli_common import (
     _db_option,
     _dump_options,
@@ -814,7 +814,13 @@ def sample() -> None:
 
 
 # update, delete and compact: their own module
-for _command in (_cli_update.update, _cli_update.delete, _cli_update.compact):
+for _command in (
+    _cli_update.update,
+    _cli_update.delete,
+    _cli_update.compact,
+    _cli_serve.serve,
+    _cli_serve.mcp,
+):
     main.add_command(_command)
 
 

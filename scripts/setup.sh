@@ -16,9 +16,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # the CUDA build and several GB of packages.
   .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt torch 2>&1 \
     | grep -v "^WARNING: Location" || true
-  .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt -e ".[test,plot,ray]" 2>&1 \
+  .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt -e ".[test,plot,ray,serve]" 2>&1 \
     | grep -v "^WARNING: Location" || true
-  .venv/bin/python -c "import kg_agent, kuzu, torch, sentence_transformers, ray.data" \
+  .venv/bin/python -c "import kg_agent, kuzu, torch, sentence_transformers, ray.data, fastapi, uvicorn, mcp" \
     || { echo "setup failed: see pip output above" >&2; exit 1; }
   echo "$want" > "$stamp"
 fi

@@ -21,6 +21,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -213,6 +214,50 @@ def metered_complete(
     return reply
 
 
+def metered_stream(
+    client: LLMClient,
+    meter: UsageMeter | None,
+    on_text: Callable[[str], None],
+    *,
+    model: str,
+    system: str,
+    prompt: str,
+    max_tokens: int = 1024,
+    timeout: float | None = None,
+) -> LLMReply:
+    """:func:`metered_complete`, with the reply's text handed to ``on_text`` as it is
+    written when the client can stream (``stream()``); at once, whole, otherwise."""
+    stream = getattr(client, "stream", None)
+    if not callable(stream):
+        reply = metered_complete(
+            client,
+            meter,
+            model=model,
+            system=system,
+            prompt=prompt,
+            max_tokens=max_tokens,
+            timeout=timeout,
+        )
+        on_text(reply.text)
+        return reply
+    try:
+        streamed: LLMReply = stream(
+            model=model,
+            system=system,
+            prompt=prompt,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            on_text=on_text,
+        )
+    except LLMError:
+        if meter is not None:
+            meter.record_failure()
+        raise
+    if meter is not None:
+        meter.record(streamed)
+    return streamed
+
+
 def _env(name: str) -> str | None:
     value = os.environ.get(name, "").strip()
     return value or None
@@ -310,6 +355,39 @@ class AnthropicClient:
             self.meter.record(reply)
         return reply
 
+    def stream(
+        self,
+        *,
+        model: str,
+        system: str,
+        prompt: str,
+        on_text: Callable[[str], None],
+        max_tokens: int = 1024,
+        timeout: float | None = None,
+    ) -> LLMReply:
+        """:meth:`complete`, streamed: ``on_text`` gets each piece of text as the model
+        writes it (the SDK's ``messages.stream``); the whole reply is returned."""
+        import anthropic
+
+        optional: dict[str, Any] = {"system": system} if system else {}
+        started = time.perf_counter()
+        try:
+            with self._client().messages.stream(
+                model=model,
+                max_tokens=max_tokens,
+                messages=[{"role": "user", "content": prompt}],
+                timeout=timeout if timeout is not None else self.timeout,
+                **optional,
+            ) as events:
+                for piece in events.text_stream:
+                    on_text(piece)
+                message = events.get_final_message()
+        except anthropic.AnthropicError as exc:
+            raise _map_sdk_error(exc) from exc
+        except ValueError as exc:
+            raise LLMError("bad_response", f"unreadable stream: {exc}") from exc
+        return self._reply(message, model, time.perf_counter() - started)
+
     def _complete(
         self, *, model: str, system: str, prompt: str, max_tokens: int, timeout: float | None
     ) -> LLMReply:
@@ -330,8 +408,10 @@ class AnthropicClient:
             raise _map_sdk_error(exc) from exc
         except ValueError as exc:  # a 200 whose body is not JSON, or not a Message
             raise LLMError("bad_response", f"unreadable response body: {exc}") from exc
-        latency = time.perf_counter() - started
+        return self._reply(message, model, time.perf_counter() - started)
 
+    @staticmethod
+    def _reply(message: Any, model: str, latency: float) -> LLMReply:
         content = getattr(message, "content", None)
         if not isinstance(content, list):
             raise LLMError("bad_response", f"reply has no content list ({type(message).__name__})")

@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -147,12 +148,18 @@ class GraphStore(GraphReads, VectorWrites):
         self.index_root = index_dir(self.home)
         self.read_only = read_only
         self._db = db
-        self._conn = kuzu.Connection(db)
+        # A Kùzu connection runs one query at a time. A read-only store gives each thread
+        # its own (made on first use), so one store serves concurrent readers (``serve``);
+        # a writer keeps the one connection its transaction lives on.
+        self._local = threading.local()
+        self._connections: list[Any] = []
+        self._connections_lock = threading.Lock()
+        self._writer_conn = None if read_only else kuzu.Connection(db)
         self._in_tx = False
         self._text: TextIndex | None = None
         self._articles: ArticleTable | None = None
         self._links: LinkTable | bool | None = None  # False: none in step with the graph
-        self._prepared: dict[str, Any] = {}
+        self._writer_prepared: dict[str, Any] = {}
         # article rows by title, for read-only stores only (a writer changes them)
         self._row_cache: dict[str, tuple[float, int, int]] | None = {} if read_only else None
 
@@ -203,8 +210,12 @@ class GraphStore(GraphReads, VectorWrites):
         with contextlib.suppress(Exception):
             if self._in_tx:
                 self.rollback()
-        with contextlib.suppress(Exception):
-            self._conn.close()
+        with self._connections_lock:
+            connections, self._connections = self._connections, []
+        for conn in [*connections, self._writer_conn]:
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    conn.close()
         with contextlib.suppress(Exception):
             self._db.close()
 
@@ -215,6 +226,28 @@ class GraphStore(GraphReads, VectorWrites):
         self.close()
 
     # ------------------------------------------------------------------ low level
+    @property
+    def _conn(self) -> Any:
+        if self._writer_conn is not None:
+            return self._writer_conn
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = kuzu.Connection(self._db)
+            self._local.conn = conn
+            self._local.prepared = {}
+            with self._connections_lock:
+                self._connections.append(conn)
+        return conn
+
+    @property
+    def _prepared(self) -> dict[str, Any]:
+        """Prepared statements of this thread's connection (a statement is bound to one)."""
+        if self._writer_conn is not None:
+            return self._writer_prepared
+        self._conn  # noqa: B018 - makes this thread's connection and cache
+        prepared: dict[str, Any] = self._local.prepared
+        return prepared
+
     def _run(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
         try:
             res = self._conn.execute(cypher, dict(params) if params else {})

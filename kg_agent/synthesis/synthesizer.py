@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import abc
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kg_agent.answering import OfflineReading, read_evidence
 from kg_agent.answering.reader import MAX_ANSWER_WORDS, SUPPORT_THRESHOLD
-from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, metered_complete
+from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, metered_complete, metered_stream
 from kg_agent.retrieval.base import Evidence
 from kg_agent.synthesis.claude import (
     DEFAULT_SYNTHESIS_MODEL,
@@ -95,8 +95,17 @@ class Synthesizer(abc.ABC):
     """Turns a question and its ranked evidence into a cited answer; never raises for
     a model's failure."""
 
+    #: How the evidence is numbered for ``[n]`` (known before the answer is written).
+    numbering: MultiDocSynthesizer
+
     @abc.abstractmethod
-    def synthesize(self, question: str, evidence: Sequence[Evidence]) -> Synthesis: ...
+    def synthesize(
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        on_text: Callable[[str], None] | None = None,
+    ) -> Synthesis:
+        """The answer; ``on_text`` gets a model's text as it is written (streaming)."""
 
 
 class ExtractiveSynthesizer(Synthesizer):
@@ -109,7 +118,12 @@ class ExtractiveSynthesizer(Synthesizer):
         self.numbering = numbering or MultiDocSynthesizer()
         self.max_words = max_words
 
-    def synthesize(self, question: str, evidence: Sequence[Evidence]) -> Synthesis:
+    def synthesize(
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        on_text: Callable[[str], None] | None = None,
+    ) -> Synthesis:
         numbered = self.numbering.number(evidence)
         reading = read_evidence(question, numbered.items, max_words=self.max_words)
         return _from_reading(reading, numbered)
@@ -142,20 +156,28 @@ class ClaudeSynthesizer(Synthesizer):
         """The numbered evidence and the whole prompt (few-shot examples included)."""
         return claude_prompt(question, evidence, self.numbering, self.fewshot)
 
-    def synthesize(self, question: str, evidence: Sequence[Evidence]) -> Synthesis:
+    def synthesize(
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        on_text: Callable[[str], None] | None = None,
+    ) -> Synthesis:
         if not evidence:
             return self.fallback.synthesize(question, evidence)
         numbered, prompt = self.context(question, evidence)
         meter = UsageMeter()
+        call = dict(
+            model=self.model,
+            system=SYSTEM_PROMPT,
+            prompt=prompt,
+            max_tokens=self.max_tokens,
+            timeout=self.timeout,
+        )
         try:
-            reply = metered_complete(
-                self.llm,
-                meter,
-                model=self.model,
-                system=SYSTEM_PROMPT,
-                prompt=prompt,
-                max_tokens=self.max_tokens,
-                timeout=self.timeout,
+            reply = (
+                metered_complete(self.llm, meter, **call)  # type: ignore[arg-type]
+                if on_text is None
+                else metered_stream(self.llm, meter, on_text, **call)  # type: ignore[arg-type]
             )
             if reply.text.strip():
                 short, text = split_short_answer(reply.text)

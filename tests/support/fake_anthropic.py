@@ -301,7 +301,55 @@ class _Handler(BaseHTTPRequestHandler):
                 else _estimate_tokens(reply.text),
             },
         }
+        if body.get("stream"):
+            self._send_stream(message, reply)
+            return
         self._send(200, json.dumps(message).encode())
+
+    def _send_stream(self, message: dict[str, Any], reply: TextReply) -> None:
+        """The reply as the Messages API streams it (``"stream": true``): server-sent
+        events, the text in a few ``text_delta`` pieces."""
+        start = dict(message, content=[], stop_reason=None)
+        start["usage"] = dict(message["usage"], output_tokens=1)
+        events: list[tuple[str, dict[str, Any]]] = [
+            ("message_start", {"type": "message_start", "message": start}),
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            ),
+        ]
+        words = reply.text.split(" ")
+        pieces = [" ".join(words[i : i + 3]) for i in range(0, len(words), 3)]
+        for i, piece in enumerate(pieces):
+            delta = piece if i == len(pieces) - 1 else piece + " "
+            events.append(
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": delta},
+                    },
+                )
+            )
+        events += [
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+                    "usage": {"output_tokens": message["usage"]["output_tokens"]},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        payload = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+        self._send(200, payload.encode(), content_type="text/event-stream")
 
     def _send_error(self, err: ErrorReply) -> None:
         payload = {"type": "error", "error": {"type": err.error_type, "message": err.message}}

@@ -1,0 +1,356 @@
+"""The graph as a service: what ``serve`` (HTTP) and ``mcp`` (agents) answer with.
+
+One read-only :class:`~kg_agent.agent.KnowledgeGraphAgent` is opened once and shared:
+the store gives each worker thread its own Kùzu connection, the model and the indexes
+are loaded once. Requests run on a bounded pool of threads (Kùzu, tantivy and torch
+release the GIL while they work, so two cores serve about twice one); when the pool
+and its queue are full a request is refused at once (``busy``) rather than queued
+without bound, and one that runs past the time limit is answered with ``timeout``
+while its thread finishes in the background (still counted, so the pool stays bounded).
+
+The graph is opened read-only, which in Kùzu takes a shared lock: a ``load``,
+``update``, ``delete`` or ``compact`` on the same graph is **refused** ("in use")
+while the server runs, so no read ever sees a half-written graph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from kg_agent.agent import (
+    MAX_QUESTION_LENGTH,
+    KnowledgeGraphAgent,
+    QueryEventHandler,
+    answer_question,
+    check_question,
+)
+from kg_agent.config import AgentConfig
+from kg_agent.cypher_packs import CypherPack, CypherPackError, default_pack_dir, load_packs
+from kg_agent.exceptions import InvalidArgumentError, KGAgentError
+from kg_agent.pipeline import QueryPipeline, build_pipeline
+from kg_agent.serve.paths import evidence_path
+
+__all__ = ["GraphService", "NotFound", "ServeOptions", "ServiceBusy", "ServiceTimeout"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_TIER_NAMES = {3: "named", 2: "linked", 1: "bridge", 0: "search"}
+
+#: Pipelines kept for per-request options (retrieval mode, top_k, …); each is cheap to
+#: build but a Claude one loads few-shot examples, so the recent ones are reused.
+_PIPELINE_CACHE = 32
+
+
+class ServiceBusy(KGAgentError):
+    """Every worker is busy and the queue is full: retry later (HTTP 503)."""
+
+
+class ServiceTimeout(KGAgentError):
+    """The request ran past the time limit (HTTP 504)."""
+
+
+class NotFound(KGAgentError):
+    """What the request names is not in the graph (HTTP 404)."""
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How the service runs; validated here, so the CLI and the Python API agree.
+
+    ``workers`` threads answer at once; ``queue`` more may wait; ``timeout_s`` bounds a
+    request; ``max_body_bytes`` and ``max_question_chars`` bound what a client sends;
+    ``cors_origins`` lists the origins a browser page may call from (none: CORS off).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    workers: int = 4
+    queue: int = 64
+    timeout_s: float = 60.0
+    max_body_bytes: int = 64 * 1024
+    max_question_chars: int = 1000
+    cors_origins: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise InvalidArgumentError(f"port must be 0..65535, not {self.port}")
+        if not 1 <= self.workers <= 64:
+            raise InvalidArgumentError(f"workers must be 1..64, not {self.workers}")
+        if not 0 <= self.queue <= 10_000:
+            raise InvalidArgumentError(f"queue must be 0..10000, not {self.queue}")
+        if not 0 < self.timeout_s <= 3600:
+            raise InvalidArgumentError(f"timeout must be 0..3600 s, not {self.timeout_s}")
+        if not 1024 <= self.max_body_bytes <= 16 * 1024 * 1024:
+            raise InvalidArgumentError(
+                f"max body must be 1 KiB..16 MiB, not {self.max_body_bytes} bytes"
+            )
+        if not 1 <= self.max_question_chars <= MAX_QUESTION_LENGTH:
+            raise InvalidArgumentError(
+                f"max question length must be 1..{MAX_QUESTION_LENGTH}, "
+                f"not {self.max_question_chars}"
+            )
+
+
+class GraphService:
+    """The read-only graph, its agent and a bounded worker pool.
+
+    ``agent`` is built by the caller (so the CLI's and the tests' options apply); the
+    service owns it from here and closes it in :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        agent: KnowledgeGraphAgent,
+        options: ServeOptions | None = None,
+        *,
+        cypher_pack_path: str | None = None,
+    ) -> None:
+        self.agent = agent
+        self.options = options or ServeOptions()
+        self.packs: dict[str, CypherPack] = load_packs(cypher_pack_path or default_pack_dir())
+        self._pool = ThreadPoolExecutor(self.options.workers, thread_name_prefix="kg-serve")
+        self._admitted = 0
+        self._admit_lock = threading.Lock()
+        self._pipelines: OrderedDict[AgentConfig, QueryPipeline] = OrderedDict()
+        self._pipelines_lock = threading.Lock()
+        self._stats: dict[str, Any] | None = None
+        self.started = time.time()
+        self.counters = {"requests": 0, "errors": 0, "busy": 0, "timeouts": 0}
+
+    @classmethod
+    def open(
+        cls,
+        db_path: str,
+        options: ServeOptions | None = None,
+        *,
+        config: AgentConfig | None = None,
+        anthropic_api_key: str | None = None,
+        cypher_pack_path: str | None = None,
+        warm: bool = True,
+    ) -> GraphService:
+        """Open the graph read-only; ``warm`` answers one question first, so the model,
+        the text index and the entity linker are loaded before the first request."""
+        agent = KnowledgeGraphAgent(
+            db_path,
+            anthropic_api_key=anthropic_api_key,
+            config=config or AgentConfig(cypher_pack_path=cypher_pack_path),
+        )
+        try:
+            service = cls(agent, options, cypher_pack_path=cypher_pack_path)
+            if warm:
+                service.search("warm up", top_k=1)
+        except BaseException:
+            agent.close()
+            raise
+        return service
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.agent.close()
+
+    # ------------------------------------------------------------------ running
+    async def run(self, fn: Callable[[], T]) -> T:
+        """``fn()`` on the worker pool, within the limits: :class:`ServiceBusy` when full,
+        :class:`ServiceTimeout` past ``timeout_s``."""
+        limit = self.options.workers + self.options.queue
+        with self._admit_lock:
+            self.counters["requests"] += 1
+            if self._admitted >= limit:
+                self.counters["busy"] += 1
+                raise ServiceBusy(
+                    f"the server is busy ({self._admitted} requests running or queued): retry"
+                )
+            self._admitted += 1
+        future = self._pool.submit(fn)
+        future.add_done_callback(self._release)
+        try:
+            return await asyncio.wait_for(
+                asyncio.wrap_future(future), timeout=self.options.timeout_s
+            )
+        except TimeoutError:
+            with self._admit_lock:
+                self.counters["timeouts"] += 1
+            raise ServiceTimeout(
+                f"the request took longer than {self.options.timeout_s:g} s"
+            ) from None
+
+    def _release(self, _: object) -> None:
+        with self._admit_lock:
+            self._admitted -= 1
+
+    @property
+    def in_flight(self) -> int:
+        return self._admitted
+
+    # ------------------------------------------------------------------ operations
+    def pipeline(self, **changes: Any) -> QueryPipeline:
+        """The agent's pipeline with per-request ``changes`` to its configuration (a
+        ``top_k`` over the configured candidates raises the candidates with it)."""
+        base = self.agent.config
+        top_k = changes.get("top_k", base.top_k)
+        if top_k > changes.get("candidates", base.candidates):
+            changes["candidates"] = top_k
+        config = base.replace(**changes) if changes else base
+        if config == self.agent.config:
+            return self.agent.pipeline
+        with self._pipelines_lock:
+            found = self._pipelines.get(config)
+            if found is not None:
+                self._pipelines.move_to_end(config)
+                return found
+        built = build_pipeline(self.agent.components, config)
+        with self._pipelines_lock:
+            self._pipelines[config] = built
+            while len(self._pipelines) > _PIPELINE_CACHE:
+                self._pipelines.popitem(last=False)
+        return built
+
+    def check(self, question: str) -> str:
+        q = check_question(question)
+        limit = self.options.max_question_chars
+        if len(q) > limit:
+            raise InvalidArgumentError(
+                f"the question is {len(q):,} characters long; this server's limit is {limit:,}"
+            )
+        return q
+
+    def ask(
+        self,
+        question: str,
+        *,
+        multistep: bool = False,
+        route: str | None = None,
+        on_event: QueryEventHandler | None = None,
+        **changes: Any,
+    ) -> dict[str, Any]:
+        """``query()`` as JSON; ``changes`` are :class:`AgentConfig` fields for this one."""
+        q = self.check(question)
+        pipeline = self.pipeline(**changes)
+        result = answer_question(
+            pipeline,
+            q,
+            multistep=multistep or route is not None,
+            route=route,
+            on_event=on_event,
+        )
+        out = result.to_dict()
+        out["path"] = evidence_path(self.agent.store, out)
+        return out
+
+    def search(
+        self,
+        question: str,
+        *,
+        top_k: int = 8,
+        retrieval: str | None = None,
+        multistep: bool = False,
+    ) -> dict[str, Any]:
+        """Ranked evidence without an answer: retrieval and the ranking stages."""
+        q = self.check(question)
+        changes: dict[str, Any] = {"top_k": top_k}
+        if retrieval is not None:
+            changes["retrieval"] = retrieval
+        pipeline = self.pipeline(**changes)
+        t0 = time.perf_counter()
+        found = pipeline.retrieve(q, multistep=multistep)
+        ranked = pipeline.rank(q, found)
+        return {
+            "question": q,
+            "retrieval": pipeline.config.retrieval,
+            "evidence": [dict(ev.to_dict(), rank=i) for i, ev in enumerate(ranked.evidence, 1)],
+            "trace": ranked.trace,
+            "warnings": found.warnings,
+            "timings": {
+                **{k: round(v, 4) for k, v in found.timings.items()},
+                "total": round(time.perf_counter() - t0, 4),
+            },
+        }
+
+    def article(self, title: str, *, neighbours: int = 25) -> dict[str, Any]:
+        """An article: its sections, categories and strongest link neighbours; a
+        redirect alias is followed (``redirected_from``)."""
+        store = self.agent.store
+        name = " ".join(str(title).split())
+        if not name:
+            raise InvalidArgumentError("the title is empty")
+        resolved = store.resolve_title(name)
+        if resolved is None:
+            raise NotFound(f"no article titled {name!r} in the graph")
+        row = store.article(resolved) or {"title": resolved}
+        pack = self.packs.get("graph_structure")
+        linked = (
+            self._run_pack(pack, "article_neighbours", {"title": resolved, "limit": neighbours})
+            if pack is not None and "article_neighbours" in pack
+            else []
+        )
+        return {
+            **row,
+            "redirected_from": name if resolved != name else None,
+            "sections": store.article_sections(resolved),
+            "categories": store.categories_of(resolved),
+            "neighbours": linked,
+        }
+
+    def cypher(self, pack_name: str, query: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A named read-only query of a Cypher pack, its parameters typed by the pack."""
+        pack = self.packs.get(pack_name)
+        if pack is None:
+            raise NotFound(f"no Cypher pack named {pack_name!r} (packs: {', '.join(self.packs)})")
+        if query not in pack:
+            raise NotFound(f"pack {pack_name!r} has no query named {query!r}")
+        rows = self._run_pack(pack, query, params)
+        return {"pack": pack_name, "query": query, "rows": rows, "count": len(rows)}
+
+    def packs_listing(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "pack": name,
+                "query": q.name,
+                "description": q.description,
+                "params": [
+                    {"name": p.name, "type": p.type, "required": p.required, "default": p.default}
+                    for p in q.params
+                ],
+            }
+            for name, pack in self.packs.items()
+            for q in pack
+        ]
+
+    def _run_pack(
+        self, pack: CypherPack, name: str, params: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        query = pack.get(name)
+        try:
+            bound = query.bind(params)
+        except CypherPackError as exc:
+            raise InvalidArgumentError(str(exc)) from None
+        return self.agent.store.query(query.cypher, bound)
+
+    def stats(self) -> dict[str, Any]:
+        """The graph's counts (computed once: no writer can change a graph being served)
+        and the server's own."""
+        if self._stats is None:
+            store = self.agent.store
+            data = store.stats(top=10).to_dict()
+            data["load_history"] = store.loads()
+            data["path"] = store.path
+            self._stats = data
+        with self._admit_lock:
+            server: dict[str, Any] = dict(self.counters, in_flight=self._admitted)
+        server.update(
+            workers=self.options.workers,
+            queue=self.options.queue,
+            uptime_s=round(time.time() - self.started, 1),
+            offline=self.agent.llm is None,
+        )
+        return {"graph": self._stats, "server": server}
