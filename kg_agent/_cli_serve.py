@@ -148,6 +148,15 @@ def _open_service(
     help="Port to listen on (0: any free port, printed at start).",
 )
 @click.option(
+    "--processes",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Server processes sharing the port, each with its own read-only open of the graph "
+    "and its own model (memory x N): what scales past one core, which Python's GIL "
+    "holds one process to.",
+)
+@click.option(
     "--max-body",
     "max_body_kb",
     type=click.IntRange(1, 16 * 1024),
@@ -175,6 +184,7 @@ def serve(
     db_path: str,
     host: str,
     port: int,
+    processes: int,
     max_body_kb: int,
     cors_origins: tuple[str, ...],
     log_level: str,
@@ -185,6 +195,19 @@ def serve(
     from kg_agent.serve.runner import bind, run_http
 
     sock = bind(host, port)  # before the graph and the model load: a clash fails fast
+    if processes > 1:
+        _serve_processes(
+            db_path,
+            sock,
+            processes=processes,
+            host=host,
+            port=port,
+            max_body_bytes=max_body_kb * 1024,
+            cors_origins=cors_origins,
+            log_level=log_level,
+            **service_options,
+        )
+        return
     try:
         service = _open_service(
             db_path,
@@ -203,6 +226,48 @@ def serve(
         )
     finally:
         service.close()
+
+
+def _serve_processes(
+    db_path: str,
+    sock: Any,
+    *,
+    processes: int,
+    log_level: str,
+    api_key: str | None,
+    llm_base_url: str | None,
+    offline: bool,
+    cypher_pack_path: str | None,
+    **limits: Any,
+) -> None:
+    import os
+
+    from kg_agent.config import AgentConfig
+    from kg_agent.serve.runner import run_processes
+    from kg_agent.serve.service import ServeOptions
+    from kg_agent.store import GraphStore
+
+    try:
+        options = ServeOptions(processes=processes, **limits)
+        AgentConfig(offline=offline, llm_base_url=llm_base_url)  # checked here, once
+        GraphStore.open(db_path, read_only=True).close()  # a missing graph: one line, now
+    except BaseException:
+        sock.close()
+        raise
+    if api_key:  # the workers read it from their environment, never from argv
+        os.environ["ANTHROPIC_API_KEY"] = api_key
+    spec = {
+        "db_path": db_path,
+        "config": {
+            "offline": offline,
+            "llm_base_url": llm_base_url,
+            "cypher_pack_path": cypher_pack_path,
+        },
+        "cypher_pack_path": cypher_pack_path,
+    }
+    run_processes(
+        spec, options, sock=sock, log_level=log_level, announce=lambda m: click.echo(m, err=True)
+    )
 
 
 @click.command()

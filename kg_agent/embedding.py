@@ -187,6 +187,9 @@ class Embedder:
         self._model: SentenceTransformer | None = None
         self._dimension: int | None = None
         self._lock = threading.Lock()
+        # One encode at a time: the fast tokenizer's padding settings are switched per
+        # call and are not thread-safe ("Already borrowed"); serve's threads share it.
+        self._encode_lock = threading.Lock()
         # How to order texts before batching: "tokens" (exact), "chars" (cheaper
         # proxy) or "none" (input order, the naive loop). Benchmarks flip it.
         self._sort_by: Literal["tokens", "chars", "none"] = "tokens"
@@ -350,7 +353,7 @@ class Embedder:
         model = self.load()
         out: FloatArray | None = None
         done = 0
-        with self._context():
+        with self._encode_lock, self._context():
             for idx in self._batches(model, items):
                 vecs = self._encode_batch(model, [items[i] for i in idx])
                 if out is None:

@@ -171,6 +171,8 @@ def terms(text: str) -> list[str]:
 
 def fold(text: str) -> str:
     """Lower-case, accents stripped, curly apostrophes straightened: the matching form."""
+    if text.isascii():  # the same result without a pass per character (most text)
+        return text.casefold()
     decomposed = unicodedata.normalize("NFKD", text.replace("’", "'"))
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 

@@ -367,7 +367,35 @@ class AnthropicClient:
     ) -> LLMReply:
         """:meth:`complete`, streamed: ``on_text`` gets each piece of text as the model
         writes it (the SDK's ``messages.stream``); the whole reply is returned."""
+        try:
+            reply = self._stream(
+                model=model,
+                system=system,
+                prompt=prompt,
+                on_text=on_text,
+                max_tokens=max_tokens,
+                timeout=timeout,
+            )
+        except LLMError:
+            if self.meter is not None:
+                self.meter.record_failure()
+            raise
+        if self.meter is not None:
+            self.meter.record(reply)
+        return reply
+
+    def _stream(
+        self,
+        *,
+        model: str,
+        system: str,
+        prompt: str,
+        on_text: Callable[[str], None],
+        max_tokens: int,
+        timeout: float | None,
+    ) -> LLMReply:
         import anthropic
+        import httpx2
 
         optional: dict[str, Any] = {"system": system} if system else {}
         started = time.perf_counter()
@@ -386,6 +414,9 @@ class AnthropicClient:
             raise _map_sdk_error(exc) from exc
         except ValueError as exc:
             raise LLMError("bad_response", f"unreadable stream: {exc}") from exc
+        except (OSError, httpx2.HTTPError) as exc:
+            # the SDK wraps errors of the request, not those of reading the stream after
+            raise LLMError("connection", f"the stream broke: {exc}") from exc
         return self._reply(message, model, time.perf_counter() - started)
 
     def _complete(

@@ -125,13 +125,17 @@ class SemanticRetriever(Retriever):
 
     def _load_matrix(self) -> None:
         if self._ids is None:
-            self._ids, self._matrix = self.store.section_embeddings()
+            ids, matrix = self.store.section_embeddings()
+            # the matrix first: a concurrent reader tests _ids (serve's threads)
+            self._matrix = matrix
+            self._ids = ids
 
     def query_vector(self, query: str) -> Any:
         """The query's embedding; the last one is kept, since the hybrid and graph
         retrievers ask for the same question's vector several times."""
-        if self._last is not None and self._last[0] == query:
-            return self._last[1]
+        last = self._last  # read once: another thread may replace it
+        if last is not None and last[0] == query:
+            return last[1]
         with _query_threads(self.embedder):
             vec = self.embedder.embed_query(query)
         self._last = (query, vec)

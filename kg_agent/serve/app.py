@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import threading
 from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
@@ -54,6 +55,34 @@ def error_response(
     status: int, message: str, headers: dict[str, str] | None = None
 ) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+_LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+_LOOPBACK_HOST_HEADERS = frozenset({b"127.0.0.1", b"localhost", b"[::1]"})
+
+
+class LoopbackHosts:
+    """On a loopback address, answer only requests addressed to a loopback name.
+
+    A web page elsewhere can point a DNS name of its own at 127.0.0.1 (DNS rebinding)
+    and then call the API from the user's browser, spending the operator's Claude key;
+    its requests carry that name in ``Host``, so they are refused (400).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = dict(scope.get("headers") or []).get(b"host", b"")
+            name = host.rsplit(b":", 1)[0] if not host.endswith(b"]") else host
+            if name.lower() not in _LOOPBACK_HOST_HEADERS:
+                shown = host.decode("latin-1")[:100]
+                await error_response(400, f"host {shown!r} is not served here")(
+                    scope, receive, send
+                )
+                return
+        await self.app(scope, receive, send)
 
 
 #: Bytes of an oversized body read and dropped before the 413 (beyond, the connection
@@ -143,6 +172,8 @@ def create_app(service: GraphService) -> FastAPI:
     )
     app.state.service = service
     app.add_middleware(BodyLimit, limit=opts.max_body_bytes)
+    if opts.host in _LOOPBACK:
+        app.add_middleware(LoopbackHosts)
     if opts.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -213,6 +244,7 @@ def create_app(service: GraphService) -> FastAPI:
         wants_stream = body.stream or "text/event-stream" in request.headers.get("accept", "")
         if not wants_stream:
             return await service.run(lambda: service.ask(body.question, **kwargs))
+        service.check_capacity()
         return StreamingResponse(
             _event_stream(service, body.question, kwargs),
             media_type="text/event-stream",
@@ -269,6 +301,10 @@ def create_app(service: GraphService) -> FastAPI:
     return app
 
 
+class _ClientGone(Exception):
+    """Raised in the worker when the streaming client has disconnected."""
+
+
 def _sse(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
 
@@ -281,8 +317,11 @@ async def _event_stream(
     then ``result`` or ``error``)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    gone = threading.Event()
 
     def post(kind: str, data: dict[str, Any]) -> None:
+        if gone.is_set():  # the client left: stop the query (and Claude's stream) here
+            raise _ClientGone
         loop.call_soon_threadsafe(queue.put_nowait, (kind, data))
 
     async def run() -> None:
@@ -291,6 +330,8 @@ async def _event_stream(
             await queue.put(("result", result))
         except KGAgentError as exc:
             await queue.put(("error", {"error": one_line(exc, 500), "status": _status_of(exc)}))
+        except _ClientGone:
+            pass
         except Exception as exc:
             log.exception("internal error while streaming")
             await queue.put(
@@ -305,6 +346,7 @@ async def _event_stream(
             if kind in ("result", "error"):
                 break
     finally:
+        gone.set()
         if not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

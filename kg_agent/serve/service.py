@@ -67,13 +67,17 @@ class NotFound(KGAgentError):
 class ServeOptions:
     """How the service runs; validated here, so the CLI and the Python API agree.
 
-    ``workers`` threads answer at once; ``queue`` more may wait; ``timeout_s`` bounds a
-    request; ``max_body_bytes`` and ``max_question_chars`` bound what a client sends;
-    ``cors_origins`` lists the origins a browser page may call from (none: CORS off).
+    ``processes`` server processes share the port, each with its own read-only open
+    of the graph (Python's GIL lets one process's threads use about 1.2 cores; see
+    docs/BENCHMARKS.md); in each, ``workers`` threads answer at once; ``queue`` more
+    may wait; ``timeout_s`` bounds a request; ``max_body_bytes`` and
+    ``max_question_chars`` bound what a client sends; ``cors_origins`` lists the
+    origins a browser page may call from (none: CORS off).
     """
 
     host: str = "127.0.0.1"
     port: int = 8080
+    processes: int = 1
     workers: int = 4
     queue: int = 64
     timeout_s: float = 60.0
@@ -84,6 +88,8 @@ class ServeOptions:
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
             raise InvalidArgumentError(f"port must be 0..65535, not {self.port}")
+        if not 1 <= self.processes <= 64:
+            raise InvalidArgumentError(f"processes must be 1..64, not {self.processes}")
         if not 1 <= self.workers <= 64:
             raise InvalidArgumentError(f"workers must be 1..64, not {self.workers}")
         if not 0 <= self.queue <= 10_000:
@@ -99,6 +105,24 @@ class ServeOptions:
                 f"max question length must be 1..{MAX_QUESTION_LENGTH}, "
                 f"not {self.max_question_chars}"
             )
+
+
+def _one_torch_thread(agent: KnowledgeGraphAgent) -> None:
+    """Workers run queries side by side, so each query embeds on one torch thread.
+
+    Measured on 2 cores (2Wiki graph, in process): one thread per query gave 14.5 q/s
+    alone and 19.7 with 2 worker threads, against 13.0 and 17.7 with torch's default
+    of a thread per core, whose parallel regions then wait for each other. It also stops
+    the per-query switch of the thread count (a process-wide setting) from racing.
+    """
+    embedder = agent.embedder
+    if getattr(embedder, "threads", None) is not None or not str(
+        getattr(embedder, "device", "cpu")
+    ).startswith("cpu"):
+        return
+    import torch
+
+    torch.set_num_threads(1)
 
 
 class GraphService:
@@ -147,6 +171,8 @@ class GraphService:
         )
         try:
             service = cls(agent, options, cypher_pack_path=cypher_pack_path)
+            if service.options.workers > 1:
+                _one_torch_thread(agent)
             if warm:
                 service.search("warm up", top_k=1)
         except BaseException:
@@ -171,13 +197,17 @@ class GraphService:
                     f"the server is busy ({self._admitted} requests running or queued): retry"
                 )
             self._admitted += 1
-        future = self._pool.submit(fn)
+        try:
+            future = self._pool.submit(fn)
+        except RuntimeError:  # the pool is shut down: the server is stopping
+            self._release(None)
+            raise ServiceBusy("the server is stopping") from None
         future.add_done_callback(self._release)
         try:
             return await asyncio.wait_for(
                 asyncio.wrap_future(future), timeout=self.options.timeout_s
             )
-        except TimeoutError:
+        except asyncio.TimeoutError:  # TimeoutError from 3.11; a distinct class on 3.10
             with self._admit_lock:
                 self.counters["timeouts"] += 1
             raise ServiceTimeout(
@@ -191,6 +221,16 @@ class GraphService:
     @property
     def in_flight(self) -> int:
         return self._admitted
+
+    def check_capacity(self) -> None:
+        """:class:`ServiceBusy` now if a request would be refused: a streamed answer
+        checks before its 200 headers go out, so a busy server still answers 503."""
+        if self._admitted >= self.options.workers + self.options.queue:
+            with self._admit_lock:
+                self.counters["busy"] += 1
+            raise ServiceBusy(
+                f"the server is busy ({self._admitted} requests running or queued): retry"
+            )
 
     # ------------------------------------------------------------------ operations
     def pipeline(self, **changes: Any) -> QueryPipeline:
@@ -244,7 +284,7 @@ class GraphService:
             on_event=on_event,
         )
         out = result.to_dict()
-        out["path"] = evidence_path(self.agent.store, out)
+        out["evidence_path"] = evidence_path(self.agent.store, out)
         return out
 
     def search(

@@ -678,14 +678,16 @@ class GraphStore(GraphReads, VectorWrites):
         if self._links is None or not self.read_only:
             gen = self.generation_path()
             path = gen / LINK_TABLE if gen is not None else None
-            self._links = False
+            found: LinkTable | bool = False
             if path is not None and path.exists():
                 try:
                     table = LinkTable(path)
                 except (OSError, ValueError):
                     table = None
                 if table is not None and table.key == self._links_key():
-                    self._links = table
+                    found = table
+            # published once, whole: concurrent readers (serve) never see a half state
+            self._links = found
         return self._links if isinstance(self._links, LinkTable) else None
 
     def write_link_table(self) -> int:

@@ -124,8 +124,10 @@ class GraphReads:
         cache: dict[str, tuple[float, int, int]] | None = getattr(self, "_row_cache", None)
         out: dict[str, tuple[float, int, int]] = {}
         for t in dict.fromkeys(titles):
-            if cache is not None and t in cache:
-                out[t] = cache[t]
+            # one lookup (get): another thread may clear the cache between two
+            row = cache.get(t) if cache is not None else None
+            if row is not None:
+                out[t] = row
                 continue
             for title, pr, n, offset in self._pk(_ARTICLE_BY_TITLE, {"t": t}):
                 out[str(title)] = (float(pr or 0.0), int(n or 0), int(offset))

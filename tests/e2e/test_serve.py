@@ -25,7 +25,7 @@ import pytest
 from kg_agent.agent import KnowledgeGraphAgent
 from kg_agent.ingest.pipeline import LoadReport
 from kg_agent.store import GraphStore
-from tests.support.cli import kg_agent_exe
+from tests.support.cli import assert_no_process_holds, kg_agent_exe
 from tests.support.fake_anthropic import DEFAULT_KEY, delay, fake_anthropic_server, text
 from tests.support.server import RunningServer, running_server
 
@@ -83,7 +83,7 @@ def test_ask_answers_as_the_library_does(
             c.section_id for c in want.citations
         ]
         assert [e["section_id"] for e in body["evidence"]] == [e.section_id for e in want.evidence]
-        assert body["path"] == "offline" or body["path"]  # QueryResult.path is a str
+        assert body["path"] == "offline"
         assert body["mode"] == "extractive"
 
 
@@ -102,7 +102,7 @@ def test_the_evidence_path_uses_the_graphs_links(
     client: httpx2.Client, sample_graph: tuple[Path, LoadReport]
 ) -> None:
     body = client.post("/v1/ask", json={"question": QUESTIONS[1]}).json()
-    graph = body["path"]
+    graph = body["evidence_path"]
     ids = {n["id"] for n in graph["nodes"]}
     assert "q" in ids
     for edge in graph["edges"]:
@@ -219,6 +219,10 @@ def test_bad_requests_get_their_status_and_message(client: httpx2.Client) -> Non
 
     assert "65,536" in _error(post("/v1/ask", content=chunks(), headers=headers), 413)
     assert _error(client.get("/v1/nothing"), 404) == "not found"
+    # DNS rebinding: a page's own name pointed at 127.0.0.1 is refused
+    rebound = client.get("/healthz", headers={"host": "evil.example:8080"})
+    assert "evil.example" in _error(rebound, 400)
+    assert client.get("/healthz", headers={"host": "localhost"}).status_code == 200
     assert _error(client.get("/v1/ask"), 405)
     # the server is still healthy after all of that
     assert client.get("/healthz").json()["status"] == "ok"
@@ -315,7 +319,7 @@ def test_claude_answer_streams_after_stages_and_evidence(
     assert len(pieces) > 3, "the answer arrived in pieces"
     assert "".join(pieces) == reply
     result = events[-1][1]
-    assert result["path"] == "claude" or result["mode"] == "claude"
+    assert result["path"] == "claude" and result["mode"] == "claude"
     assert result["short_answer"] == "Tommy Flowers"
     assert "Tommy Flowers" in result["answer"]
     assert fake.last.body["stream"] is True
@@ -336,6 +340,8 @@ def test_busy_and_timeout_are_503_and_504(claude_server: tuple[RunningServer, An
         busy = c.post("/v1/ask", json={"question": QUESTIONS[0]})
         assert "busy" in _error(busy, 503)
         assert busy.headers["retry-after"] == "1"
+        streamed = c.post("/v1/ask", json={"question": QUESTIONS[0], "stream": True})
+        assert "busy" in _error(streamed, 503), "a busy server refuses a stream before its 200"
         t.join()
         assert "4 s" in _error(first["r"], 504)
         # the pool frees itself once the slow call ends: answered again
@@ -415,3 +421,26 @@ def test_startup_errors_are_one_line(tmp_path: Path, sample_graph: tuple[Path, L
         )
     assert clash.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in clash.stderr
+
+
+def test_processes_share_the_port_and_stop_together(
+    sample_graph: tuple[Path, LoadReport], tmp_path: Path
+) -> None:
+    db = tmp_path / "graph.kuzu"
+    src = sample_graph[0]
+    for path in src.parent.iterdir():
+        if path.name.startswith(src.name):
+            (shutil.copytree if path.is_dir() else shutil.copy2)(path, tmp_path / path.name)
+    with running_server(db, "--offline", "--processes", "2", "--workers", "1") as srv:
+        assert "2 processes x 1 workers" in srv.stderr
+        # several connections: the kernel hands them to both processes; all answer alike
+        answers = set()
+        for _ in range(6):
+            with httpx2.Client(base_url=srv.url, timeout=120) as c:
+                body = c.post("/v1/ask", json={"question": QUESTIONS[0]}).json()
+                answers.add(body["answer"])
+        assert len(answers) == 1
+        srv.process.send_signal(signal.SIGTERM)
+        assert srv.process.wait(timeout=60) == 0, srv.stderr
+    # no worker process is left holding the graph: a writer gets it
+    assert_no_process_holds(db)

@@ -145,7 +145,7 @@ def test_ask_shows_cited_answer_evidence_and_graph(page: Page, server: RunningSe
     expect(page.locator("#ev-1")).to_contain_text(first["title"])
 
     # the evidence path, drawn
-    path = result["path"]
+    path = result["evidence_path"]
     assert len(path["nodes"]) > 1
     assert page.evaluate("window.kgGraph.nodes().length") == len(path["nodes"])
     assert page.evaluate("window.kgGraph.edges().length") == len(path["edges"])

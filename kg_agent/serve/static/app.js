@@ -180,7 +180,7 @@
     $("meta").textContent = meta.join(" · ");
     renderHops(r.multistep);
     renderEvidence(r.evidence || [], r.citations || []);
-    drawGraph(r.path || { nodes: [], edges: [] }, r.evidence || []);
+    drawGraph(r.evidence_path || { nodes: [], edges: [] }, r.evidence || []);
     const t = r.timings || {};
     const parts = ["retrieve", "rerank", "synthesis"].filter((k) => k in t);
     setStatus(

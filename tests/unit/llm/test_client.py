@@ -368,3 +368,49 @@ def test_fake_accepts_x_api_key_and_rejects_others(
         exc.close()
     assert got == status
     assert payload["type"] == ("message" if status == 200 else "error")
+
+
+# --------------------------------------------------------------------------- streaming
+
+
+def test_stream_hands_over_pieces_and_returns_the_reply(fake_anthropic: FakeAnthropic) -> None:
+    meter = UsageMeter()
+    c = AnthropicClient(DEFAULT_KEY, base_url=fake_anthropic.base_url, meter=meter)
+    words = "Charles Babbage designed the Analytical Engine in 1837 [1]."
+    fake_anthropic.enqueue(text(words, output_tokens=12))
+    pieces: list[str] = []
+    reply = c.stream(model=MODEL, system="You answer.", prompt="Q?", on_text=pieces.append)
+    c.close()
+    assert len(pieces) > 1 and "".join(pieces) == words == reply.text
+    assert reply.output_tokens == 12
+    assert fake_anthropic.last.body["stream"] is True
+    assert meter.as_dict()["calls"] == 1
+
+
+def test_stream_failures_are_llm_errors(fake_anthropic: FakeAnthropic) -> None:
+    meter = UsageMeter()
+    c = AnthropicClient(DEFAULT_KEY, base_url=fake_anthropic.base_url, meter=meter)
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "m",
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        },
+    }
+    broken = (
+        f"event: message_start\ndata: {json.dumps(start)}\n\nevent: content_block_delta\ndata: {{"
+    )
+    fake_anthropic.enqueue(overloaded(), raw(200, broken, "text/event-stream"))
+    for kind in ("overloaded", None):
+        with pytest.raises(LLMError) as caught:
+            c.stream(model=MODEL, system="", prompt="Q?", on_text=lambda _: None)
+        if kind is not None:
+            assert caught.value.kind == kind
+    c.close()
+    assert meter.as_dict()["failures"] == 2
