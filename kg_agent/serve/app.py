@@ -235,6 +235,8 @@ def create_app(service: GraphService) -> FastAPI:
             "answer_words": body.answer_words,
             "multi_query": body.multi_query,
             "reranker": body.reranker,
+            "multidoc": body.multidoc,
+            "fewshot": body.fewshot,
             "multistep": body.multistep,
             "route": None if body.route == "auto" else body.route,
         }

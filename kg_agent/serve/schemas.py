@@ -42,6 +42,8 @@ class AskRequest(SearchRequest):
     )
     multi_query: bool = Field(False, description="Also search two rephrasings.")
     reranker: bool = Field(True, description="Rerank evidence by the graph (PageRank).")
+    multidoc: bool = Field(True, description="Group the evidence by article.")
+    fewshot: bool = Field(True, description="Few-shot examples in Claude's prompt.")
     offline: bool = Field(
         False, description="Answer from the graph alone even when Claude is configured."
     )

@@ -96,6 +96,10 @@ def test_ask_options_reach_the_pipeline(client: httpx2.Client) -> None:
     short = client.post("/v1/ask", json={"question": q, "answer_words": 10}).json()
     long = client.post("/v1/ask", json={"question": q, "answer_words": 200}).json()
     assert len(short["answer"].split()) <= len(long["answer"].split())
+    flat = client.post("/v1/ask", json={"question": q, "multidoc": False, "fewshot": False})
+    assert flat.status_code == 200, flat.text
+    no_rerank = client.post("/v1/ask", json={"question": q, "reranker": False}).json()
+    assert not any(t.get("stage") == "rerank" for t in no_rerank["trace"])
 
 
 def test_the_evidence_path_uses_the_graphs_links(
