@@ -134,21 +134,23 @@ class _Context:
         self.q_folded = _folded_words(shape.question)
         q_fold = _spaced(shape.question)
         titles = list(dict.fromkeys(ev.title for _, ev in self.items))
-        self.named = {
+        # lists in evidence order, not sets: what is read first must not depend on
+        # the process's string hashing (PYTHONHASHSEED), or answers change per run
+        self.named = [
             t
             for t in titles
             if _spaced(_base(t)) in q_fold
             or any(ev.source == "entity" for _, ev in self.items if ev.title == t)
-        }
+        ]
         text_of: dict[str, str] = {}
         for _, ev in self.items:
             text_of[ev.title] = text_of.get(ev.title, "") + "\n" + ev.content
         self.text_of = text_of
-        self.bridges = {
+        self.bridges = [
             t
             for t in titles
             if t not in self.named and any(_mentions(text_of[a], t) for a in self.named)
-        }
+        ]
         self.sentences: list[Sentence] = []
         self.stems: list[set[str]] = []
         self.hops: list[str] = []  # set by _find_hops once the sentences are split
@@ -191,8 +193,9 @@ class _Context:
         # the article's title speaks for each of its sentences ("He died in Moscow"),
         # at half the weight of words the sentence itself writes
         title_only = self.title_stems[s.title] - st
-        overlap = sum(self.idf.get(w, 0.0) for w in self.q_stems & st)
-        overlap += 0.5 * sum(self.idf.get(w, 0.0) for w in self.q_stems & title_only)
+        # fsum: exact whatever order the set yields its words, so ties break the same
+        overlap = math.fsum(self.idf.get(w, 0.0) for w in self.q_stems & st)
+        overlap += 0.5 * math.fsum(self.idf.get(w, 0.0) for w in self.q_stems & title_only)
         relation = len(self.shape.cues & st)
         score = overlap + _W_RELATION * relation + 0.3 / s.n + 0.1 / (1 + s.position)
         if self.candidates(s):
@@ -671,7 +674,7 @@ def _yes_no(ctx: _Context) -> tuple[str, tuple[Sentence, ...]] | None:
     shape = ctx.shape
     if not shape.relation & {"nation", "country", "same"}:
         return None
-    named = [t for t in ctx.named][:4]
+    named = ctx.named[:4]
     if len(named) < 2:
         return None
     bridge = _needs_bridge(shape) and bool(shape.relation - {"nation", "country", "same"})
