@@ -5,7 +5,8 @@ and the noun after it give the answer kind ("when" → a date, "which country" �
 a trailing "A or B" makes a choice between two named things; an auxiliary verb first
 makes a yes/no question; the question's remaining content words, reduced to stems
 ("directed" → ``direct``, "born" → ``birth``), are the relation an answer sentence
-must express.
+must express. A possessive names a hop: in "When did X's father die?" the father is
+found first (``possessed``), then his death.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from enum import Enum
 from kg_agent.answering.spans import names
 from kg_agent.text import STOP_WORDS, content_tokens
 
-__all__ = ["AnswerKind", "QuestionShape", "analyse", "stem"]
+__all__ = ["INVERSE", "KINSHIP", "POSSESSIVE", "AnswerKind", "QuestionShape", "analyse", "stem"]
 
 
 class AnswerKind(str, Enum):
@@ -158,12 +159,19 @@ _IRREGULAR = {
     "mother": "parent",
     "parents": "parent",
     "son": "child",
+    "sons": "child",
     "daughter": "child",
+    "daughters": "child",
     "child": "child",
     "children": "child",
+    "wives": "spouse",
+    "husbands": "spouse",
 }
 #: Relations written from the other side: "the father of X" is stated "X, son of Y".
-INVERSE = {"parent": "child", "child": "parent"}
+INVERSE = {"parent": "child", "child": "parent", "spouse": "marri"}
+#: Kinship stems: a hop along one is read in its direction ("daughter of Y": Y is a
+#: parent; "father of Y": Y is a child); a marriage reads the same from both sides.
+KINSHIP = frozenset(["parent", "child", "spouse", "marri"])
 
 #: Words that say what a question is, not what it asks about.
 _FRAME = frozenset(
@@ -217,10 +225,22 @@ class QuestionShape:
     #: the relation's stems grouped as written, in question order: "the father of the
     #: director of film X" → ({father}, {direct}); two or more make a chain of hops
     phrases: tuple[frozenset[str], ...] = ()
+    #: the relation written after a possessive ("X's father" → {parent}): the first hop,
+    #: wherever it stands in the question ("the place of death of X's father")
+    possessed: frozenset[str] = frozenset()
 
     @property
     def chained(self) -> bool:
-        return len(self.phrases) >= 2
+        """Whether the answer is a fact of what a first hop leads to: two relation
+        phrases, or a possessed one whose fact the answer kind asks for ("Which country
+        is X's father from?"; "Who is X's father?" is answered by the hop itself)."""
+        if len(self.phrases) >= 2:
+            return True
+        return bool(self.possessed) and self.kind in (
+            AnswerKind.PLACE,
+            AnswerKind.DATE,
+            AnswerKind.NUMBER,
+        )
 
     @property
     def cues(self) -> frozenset[str]:
@@ -295,10 +315,29 @@ def _strip_lead(name: str) -> str:
     return " ".join(parts)
 
 
+#: A possessive ending ("Jansch's", "(Noble)'s", "Charles'"), cut before words are read.
+POSSESSIVE = re.compile(r"(?<=[\w)])(?:['’]s|(?<=s)['’])(?=\s)")
+_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$")
+#: Words that qualify a possessed noun without ending it ("X's maternal grandfather").
+_QUALIFIERS = frozenset(["paternal", "maternal", "elder", "eldest", "younger", "youngest"])
+
+
+def _segments(q: str) -> tuple[list[str], set[int]]:
+    """The question's words without possessive endings, and the positions of the words
+    that follow a possessive (where a possessed relation begins)."""
+    tokens: list[str] = []
+    starts: set[int] = set()
+    for i, part in enumerate(POSSESSIVE.split(q)):
+        if i > 0:
+            starts.add(len(tokens))
+        tokens += [t.lower() for t in content_tokens(part) if t not in ("'s", "’s")]
+    return tokens, starts
+
+
 def analyse(question: str) -> QuestionShape:
     """The shape of ``question`` (see the module docstring for the rules)."""
     q = " ".join(question.split())
-    tokens = [t.lower() for t in content_tokens(q)]
+    tokens, possessive_starts = _segments(q)
     first = tokens[0] if tokens else ""
     noun = ""
     for i, t in enumerate(tokens[:-1]):
@@ -332,7 +371,8 @@ def analyse(question: str) -> QuestionShape:
         kind = AnswerKind.PERSON
     else:
         kind = AnswerKind.ENTITY
-    named = tuple(_strip_lead(s.text) for s in names(q) if s.start > 0 or _strip_lead(s.text))
+    bare = POSSESSIVE.sub("", q)
+    named = tuple(_strip_lead(s.text) for s in names(bare) if s.start > 0 or _strip_lead(s.text))
     named = tuple(n for n in named if n)
     named_words = {w.lower() for n in (*named, *options) for w in content_tokens(n)}
     relation = frozenset(
@@ -345,17 +385,30 @@ def analyse(question: str) -> QuestionShape:
         and t not in _LATEST
         and t not in _EARLIEST
         and not t.isdigit()
+        and not _ORDINAL.match(t)  # "Thomas Stafford, 3rd Earl": part of a name
     )
     phrases: list[set[str]] = []
     previous = False
-    for t in tokens:
+    possessed: set[str] = set()
+    # after a possessive, the possessed noun (with its qualifiers) is a phrase of its own
+    in_possessed = closes = False
+    for i, t in enumerate(tokens):
         is_relation = (
             stem(t) in relation and t not in named_words and t not in _PLACE_NOUNS | {"where"}
         )
-        if is_relation and previous:
+        if i in possessive_starts:
+            in_possessed, previous = True, False
+        if is_relation and previous and not closes:
             phrases[-1].add(stem(t))
         elif is_relation:
             phrases.append({stem(t)})
+        closes = False
+        if in_possessed and is_relation:
+            possessed.add(stem(t))
+            if t not in _QUALIFIERS:  # the noun ends the possessed phrase
+                in_possessed, closes = False, True
+        elif in_possessed and t not in STOP_WORDS:
+            in_possessed = False
         previous = is_relation
     latest = None
     if kind is AnswerKind.CHOICE:
@@ -364,5 +417,13 @@ def analyse(question: str) -> QuestionShape:
         elif words & _EARLIEST:
             latest = False
     return QuestionShape(
-        q, kind, relation, named, options, latest, noun, tuple(frozenset(p) for p in phrases)
+        q,
+        kind,
+        relation,
+        named,
+        options,
+        latest,
+        noun,
+        tuple(frozenset(p) for p in phrases),
+        frozenset(possessed),
     )

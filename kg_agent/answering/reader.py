@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 from kg_agent.answering.question import (
     INVERSE,
+    KINSHIP,
+    POSSESSIVE,
     QUANTITY_WORDS,
     AnswerKind,
     QuestionShape,
@@ -236,32 +238,59 @@ def _mentions(text: str, title: str) -> bool:
 def _find_hops(ctx: _Context) -> list[str]:
     """Articles a chain question's first hop leads to: in a named article's sentences,
     the evidence titles written next to the inner relation ("directed by Y" for "the
-    director of film X"); the inner relation is the one written nearest the name."""
+    director of film X"); the inner relation is the one written nearest
+    the name. Kinship is read in its direction: for "X's father", "daughter of Y" and
+    "his father, Y" lead to Y, "father of Y" does not (Y is a child), and the name
+    nearest the kinship word comes first."""
     shape = ctx.shape
     if not shape.chained or not ctx.named:
         return []
     inner = _inner_phrase(shape)
+    other_side = _inverse(inner)
     by_base = {fold(_base(t)): t for t in ctx.text_of if t not in ctx.named}
-    found: list[str] = []
+    found: dict[str, int] = {}  # title -> distance from the relation word
     for s in ctx.sentences:
         if s.title not in ctx.named:
             continue
         for m in re.finditer(r"[\w'’-]+", s.text):
-            if stem(m.group(0)) not in inner | _inverse(inner):
+            word = stem(m.group(0))
+            if word not in inner | other_side:
                 continue
-            window = s.text[max(0, m.start() - 40) : m.end() + 80]
+            window, offset = _hop_window(s.text, m, word, word in other_side)
+            if window is None:
+                continue
             for span in names(window):
                 key = fold(span.text.rstrip("."))
                 title = by_base.get(key) or next(
                     (t for b, t in by_base.items() if len(key) >= 5 and b.startswith(key)), None
                 )
-                if title is not None and title not in found:
-                    found.append(title)
+                if title is None:
+                    continue
+                distance = abs(offset + span.start - m.start())
+                if distance < found.get(title, 1 << 30):
+                    found[title] = distance
+    hops = list(found)  # in the order the evidence gives them
+    if inner <= KINSHIP:  # a relative: the name written nearest the kinship word
+        hops.sort(key=lambda t: found[t])
     # the multi-step bridge round's chain-linked evidence is a second hop by construction
     for _, ev in ctx.items:
-        if ev.source == "bridge_linked" and ev.title not in found and ev.title not in ctx.named:
-            found.append(ev.title)
-    return found
+        if ev.source == "bridge_linked" and ev.title not in hops and ev.title not in ctx.named:
+            hops.append(ev.title)
+    return hops
+
+
+def _hop_window(text: str, m: re.Match[str], word: str, other_side: bool) -> tuple[str | None, int]:
+    """Where the hop's name is written around the relation word ``m``: after it for
+    kinship, in its direction; on either side for other relations ("directed by Y",
+    "Y's film")."""
+    if word not in KINSHIP:
+        start = max(0, m.start() - 40)
+        return text[start : m.end() + 80], start
+    after = text[m.end() : m.end() + 80]
+    of = re.match(r",?\s+of\s", after)
+    if word in ("spouse", "marri") or (of is not None) == other_side:
+        return after, m.end()
+    return None, 0
 
 
 def _inverse(stems: frozenset[str]) -> frozenset[str]:
@@ -269,8 +298,11 @@ def _inverse(stems: frozenset[str]) -> frozenset[str]:
 
 
 def _inner_phrase(shape: QuestionShape) -> frozenset[str]:
-    """The relation a chain's first hop follows: the phrase written nearest before the
-    question's first name ("director" in "the father of the director of film X")."""
+    """The relation a chain's first hop follows: a possessed one ("father" in "X's
+    father"), else the phrase written nearest before the question's first name
+    ("director" in "the father of the director of film X")."""
+    if shape.possessed:
+        return shape.possessed
     inner = shape.phrases[-1]
     lowered = shape.question.lower()
     spots = [lowered.find(n.lower()) for n in shape.named if n.lower() in lowered]
@@ -288,6 +320,8 @@ def _outer(ctx: _Context, s: Sentence) -> frozenset[str] | None:
     if not ctx.hops or s.title not in ctx.hops:
         return None
     outer = ctx.shape.relation - _inner_phrase(ctx.shape)
+    if ctx.shape.possessed:  # "which country is X's father from": no cue but the kind
+        return outer | _inverse(outer)
     return (outer | _inverse(outer)) or None
 
 
@@ -706,7 +740,7 @@ def _support(ctx: _Context) -> float:
     """
     top_titles = list(dict.fromkeys(ev.title for _, ev in ctx.items))[:5]
     hay = _spaced(" ".join(ctx.text_of[t] + " " + t for t in top_titles))
-    question = ctx.shape.question
+    question = POSSESSIVE.sub("", ctx.shape.question)  # "Jansch's" is written "Jansch"
     qwords = [w for w in re.findall(r"\w+", fold(question)) if w not in STOP_WORDS]
     if not qwords:
         return 0.0
@@ -762,7 +796,11 @@ def read_evidence(
         if ctx.hops:  # a chain: the answer is in the article the first hop leads to
             hop = [s for s in ranked if s.title in ctx.hops]
             # its sentences that express the outer relation (or give a lifespan) first
-            hop.sort(key=lambda s: not (_cue_position(shape, s.text) >= 0 or _lifespan(s.text)))
+            hop.sort(
+                key=lambda s: (
+                    not (_cue_position(shape, s.text, _outer(ctx, s)) >= 0 or _lifespan(s.text))
+                )
+            )
             order = hop + [s for s in order if s.title not in ctx.hops]
             reading.notes.append("hops: " + ", ".join(ctx.hops))
         events = shape.relation & _EVENTS

@@ -74,3 +74,22 @@ def test_options_come_from_the_last_comma_and_between_needs_a_comparison() -> No
         "Ada Lovelace",
         "Alan Turing",
     )
+
+
+def test_a_possessive_names_the_first_hop_wherever_it_is_written() -> None:
+    died = analyse("When did Cristina Rodríguez (Noble)'s father die?")
+    assert died.possessed == {"parent"}
+    assert died.phrases == ({"parent"}, {"death"})  # "father die": two phrases, not one
+    assert "s" not in died.relation  # the possessive ending is not a word
+    assert died.chained
+    place = analyse("Where was the place of death of Licinia Eudoxia's father?")
+    assert place.possessed == {"parent"} and place.named == ("Licinia Eudoxia",)
+    # a possessed noun with its qualifiers; answered by the hop itself, so no chain
+    grand = analyse("Who is Henriette Of France's maternal grandfather?")
+    assert grand.possessed == {"maternal", "grandfath"}
+    assert not grand.chained
+    # the kind asks for the possessed one's fact: a chain with no outer phrase
+    assert analyse("Which country Anthony I, Count Of Ligny's father is from?").chained
+    assert analyse("Who was Charles' wife?").possessed == {"spouse"}
+    # an ordinal belongs to the name, not to the relation
+    assert analyse("Who is Thomas Stafford, 3Rd Earl Of Stafford's father?").relation == {"parent"}

@@ -215,3 +215,22 @@ def test_long_inputs_stay_fast() -> None:
     big = ev("Big", "(born 1900 - " + "a - b (c - d) " * 1500 + ")")
     read_evidence("When was Big born?", numbered(big))
     assert time.perf_counter() - t0 < 2.0  # cubic regexes took ~20 s here
+
+
+def test_a_possessive_hop_follows_kinship_in_its_direction() -> None:
+    daughter = ev(
+        "Cristina Rodríguez",
+        "Cristina Rodríguez married Ramiro Sánchez and was a daughter of Rodrigo Díaz. "
+        "She was the mother of García Ramírez. Her father died at Valencia.",
+        source="entity",
+    )
+    father = ev("Rodrigo Díaz", "Rodrigo Díaz (1043 – 10 July 1099) was a Castilian knight.")
+    husband = ev("Ramiro Sánchez", "Ramiro Sánchez (1070 – 1130) was a noble of Navarre.")
+    son = ev("García Ramírez", "García Ramírez (1112 – 21 November 1150) was King of Navarre.")
+    items = numbered(daughter, husband, son, father)
+    reading = read_evidence("When did Cristina Rodríguez's father die?", items)
+    # "daughter of" leads to the father; the husband and "mother of" (a child) do not
+    assert reading.short_answer == "10 July 1099"
+    assert reading.short_cites == (4,)
+    wed = read_evidence("When was Cristina Rodríguez's husband born?", items)
+    assert wed.short_answer == "1070"  # "married Y" reads from both sides
