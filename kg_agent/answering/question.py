@@ -205,6 +205,8 @@ def stem(word: str) -> str:
         w = w[:-2]
     if w in _IRREGULAR:
         return _IRREGULAR[w]
+    if w.endswith("s") and w[:-1] in _IRREGULAR:  # "writers" as "writer"
+        return _IRREGULAR[w[:-1]]
     for suffix in ("ation", "ities", "ing", "ion", "ers", "ors", "ed", "er", "or", "es", "s"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
             return w[: -len(suffix)]

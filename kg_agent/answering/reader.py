@@ -148,6 +148,14 @@ class _Context:
         for _, ev in self.items:
             text_of[ev.title] = text_of.get(ev.title, "") + "\n" + ev.content
         self.text_of = text_of
+        # the names evidence articles are known by ("Albany County, New York" is
+        # also "Albany County"), longest first
+        self.title_names = sorted(
+            {n for t in titles for n in (_base(t), _base(t).split(", ")[0]) if len(n) >= 3},
+            key=len,
+            reverse=True,
+        )
+        self.titles_folded = {fold(n) for n in self.title_names}
         self.bridges = [
             t
             for t in titles
@@ -729,6 +737,105 @@ def _yes_no(ctx: _Context) -> tuple[str, tuple[Sentence, ...]] | None:
     return ("yes" if same else "no"), (facts[0][1], facts[1][1])
 
 
+# --------------------------------------------------------------------- in common
+
+#: Nouns whose answer is a class, written in lower case ("What profession…": "writer").
+_CLASS_NOUNS = frozenset(
+    [
+        "profession",
+        "occupation",
+        "job",
+        "career",
+        "type",
+        "kind",
+        "sort",
+        "genre",
+        "field",
+        "service",
+        "services",
+        "sport",
+        "position",
+        "role",
+        "instrument",
+        "species",
+    ]
+)
+_SHARED = re.compile(r"\b(?:in common|both|share[sd]?)\b", re.I)
+
+
+def _in_common(ctx: _Context) -> tuple[str, tuple[Sentence, ...]] | None:
+    """What two named things share ("What profession do A and B have in common?",
+    "A and B are both which kind of animal?"): a name written in both articles (an
+    evidence article first: what the graph knows), else the longest phrase of lowercase
+    words both descriptions use ("film director", "martial artist")."""
+    shape = ctx.shape
+    if not _SHARED.search(shape.question) or len(ctx.named) < 2:
+        return None
+    a, b = ctx.named[:2]
+    a_sents = [s for s in ctx.sentences if s.title == a]
+    b_sents = [s for s in ctx.sentences if s.title == b]
+    if not a_sents or not b_sents:
+        return None
+    b_text = _spaced(ctx.text_of[b])
+    excluded = ctx.q_folded | _folded_words(a) | _folded_words(b)
+    if shape.kind in (AnswerKind.PLACE, AnswerKind.PERSON) or (
+        shape.kind is AnswerKind.ENTITY and shape.noun not in _CLASS_NOUNS
+    ):
+        found: list[tuple[bool, str, Sentence]] = []
+        for s in a_sents:
+            taken = dates(s.text)
+            for span in names(s.text):
+                words = _folded_words(span.text)
+                if not words or words <= excluded or _DEMONYM.match(span.text):
+                    continue
+                if any(d.start < span.end and span.start < d.end for d in taken):
+                    continue
+                # the graph's name inside a longer one ("District Attorney of Albany
+                # County" holds the article "Albany County, New York")
+                text = next(
+                    (
+                        t
+                        for t in ctx.title_names
+                        if _spaced(t) in _spaced(span.text) and not _folded_words(t) <= excluded
+                    ),
+                    span.text,
+                )
+                if _spaced(text) in b_text:
+                    found.append((fold(text) not in ctx.titles_folded, text, s))
+        if found:
+            _, text, s = min(found, key=lambda f: f[0])  # an evidence title first
+            other = next((x for x in b_sents if _spaced(text) in _spaced(x.text)), b_sents[0])
+            return text, (s, other)
+
+    # lowercase phrases of both descriptions (their first two sentences), compared by
+    # stems ("writers" is "writer"); the shorter form is the answer
+    def grams(sents: list[Sentence]) -> dict[tuple[str, ...], tuple[str, Sentence]]:
+        out: dict[tuple[str, ...], tuple[str, Sentence]] = {}
+        for s in sents[:2]:
+            words = re.findall(r"[\w'’-]+", s.text)
+            for n in (3, 2, 1):
+                for i in range(len(words) - n + 1):
+                    part = words[i : i + n]
+                    if any(w[:1].isupper() or w.isdigit() for w in part):
+                        continue
+                    low = [w.lower() for w in part]
+                    if low[0] in STOP_WORDS or low[-1] in STOP_WORDS:
+                        continue
+                    if all(w in excluded for w in low):
+                        continue
+                    out.setdefault(tuple(stem(w) for w in low), (" ".join(low), s))
+        return out
+
+    ga, gb = grams(a_sents), grams(b_sents)
+    both = [g for g in ga if g in gb]
+    if not both:
+        return None
+    order = list(ga)
+    best = max(both, key=lambda g: (len(g), -order.index(g)))
+    (text_a, s_a), (text_b, s_b) = ga[best], gb[best]
+    return min(text_a, text_b, key=len), (s_a, s_b)
+
+
 # --------------------------------------------------------------------- support
 
 
@@ -786,6 +893,8 @@ def read_evidence(
         decided = _choose(ctx)
     elif shape.kind is AnswerKind.YES_NO:
         decided = _yes_no(ctx)
+    else:
+        decided = _in_common(ctx)
     if decided is not None:
         reading.short_answer, basis = decided
         reading.short_cites = tuple(dict.fromkeys(s.n for s in basis))

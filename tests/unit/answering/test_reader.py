@@ -234,3 +234,43 @@ def test_a_possessive_hop_follows_kinship_in_its_direction() -> None:
     assert reading.short_cites == (4,)
     wed = read_evidence("When was Cristina Rodríguez's husband born?", items)
     assert wed.short_answer == "1070"  # "married Y" reads from both sides
+
+
+def test_what_two_things_have_in_common() -> None:
+    gould = ev(
+        "Stephen Jay Gould",
+        "Stephen Jay Gould (September 10, 1941 – May 20, 2002) was an American "
+        "paleontologist. He was also one of the most widely read writers of popular science.",
+        source="entity",
+    )
+    beattie = ev(
+        "Ann Beattie",
+        "Ann Beattie (born September 8, 1947) is an American novelist and short story writer.",
+        source="entity",
+    )
+    items = numbered(gould, beattie)
+    reading = read_evidence(
+        "What profession do Stephen Jay Gould and Ann Beattie have in common?", items
+    )
+    # lower-case words both descriptions use, compared by stem; not "September" or "American"
+    assert reading.short_answer == "writer"
+    assert reading.short_cites == (1, 2)
+    clyne = ev(
+        "Paul Clyne",
+        "Paul Clyne is a lawyer who was District Attorney of Albany County, New York.",
+        source="entity",
+    )
+    soares = ev(
+        "David Soares",
+        "David Soares was elected District Attorney of Albany County, New York in 2004.",
+        source="entity",
+    )
+    county = ev("Albany County, New York", "Albany County is a county in the state of New York.")
+    city = read_evidence(
+        "What county do Paul Clyne and David Soares have in common?",
+        numbered(clyne, soares, county),
+    )
+    assert city.short_answer == "Albany County"  # a name both articles write
+    # without "in common", "both" or "share" nothing is compared
+    plain = read_evidence("What profession does Ann Beattie have?", items)
+    assert plain.short_answer != "writer" or "compared" not in " ".join(plain.notes)
