@@ -274,6 +274,10 @@ QUANTITY_WORDS = frozenset(
 _COMPARATIVES = _LATEST | _EARLIEST | QUANTITY_WORDS
 
 
+_QUOTED_END = re.compile(r"[\"“]([^\"“”]{1,80})[\"”]\s*$")
+_QUOTED_START = re.compile(r"\s*[\"“]([^\"“”]{1,80})[\"”]\s*$")
+
+
 def _options(question: str, words: set[str]) -> tuple[str, ...]:
     """The two options of "…, A or B?", or of "(first) out of/between A and B" when the
     question compares ("Who was born first out of A and B?")."""
@@ -293,6 +297,9 @@ def _options(question: str, words: set[str]) -> tuple[str, ...]:
         if compared:
             after = q.find(",", compared[-1], cut)
             comma = after if after >= 0 else comma
+        quoted = _QUOTED_END.search(q, 0, cut), _QUOTED_START.match(q, cut + 4)
+        if quoted[0] is not None and quoted[1] is not None:  # 'first "A" or "B"'
+            return (quoted[0].group(1).strip(), quoted[1].group(1).strip())
         if comma < 0:
             return ()
         a, b = q[comma + 1 : cut].strip(), q[cut + 4 :].strip()

@@ -664,7 +664,9 @@ def _number_value(text: str) -> float | None:
 def _needs_bridge(shape: QuestionShape) -> bool:
     """Whether the compared fact belongs to something the option links to: the question
     names a relation beyond the date itself ("the director died first")."""
-    own = {"death", "birth", "releas", "live", "lived", "born", "out"}
+    # events of the option itself ("filmed first", "aired first", "opened earlier")
+    own = {"death", "birth", "releas", "live", "lived", "born", "out", "film", "air", "premier"}
+    own |= {"record", "launch", "open", "built", "build", "creat"}
     return bool(shape.relation - own - {"come", "publish", "found", "establish", "form"})
 
 

@@ -39,6 +39,8 @@ def test_a_choice_names_its_options_and_which_end_wins() -> None:
     assert later.latest is True
     assert "birth" in later.relation
     assert analyse("Which film is from Japan, Summer Wars or Akira?").latest is None
+    quoted = analyse('Which movie was filmed first "The Guest" or "You\'re Next"?')
+    assert quoted.options == ("The Guest", "You're Next")
 
 
 def test_a_chain_has_two_relation_phrases_and_a_single_hop_one() -> None:

@@ -83,6 +83,12 @@ def test_a_choice_compares_the_options_dates() -> None:
     assert set(first.short_cites) == {1, 2}  # both facts are cited
     later = read_evidence("Which film came out later, Blade Runner or Alien?", numbered(b, a))
     assert later.short_answer == "Blade Runner"
+    # options in quotes without a comma, and an event of the film itself ("filmed"), not
+    # of something it links to
+    quoted = read_evidence(
+        'Which movie was filmed first "Blade Runner" or "Alien"?', numbered(b, a)
+    )
+    assert quoted.short_answer == "Alien"
 
 
 def test_a_choice_about_a_linked_person_reads_that_persons_dates() -> None:
