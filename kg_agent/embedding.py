@@ -14,11 +14,18 @@ Shorter ``max_seq_length`` (128) and int8 quantisation are faster still but lose
 retrieval quality, so they are opt-in. On a GPU the model runs in fp16 and in
 larger batches (:data:`GPU_BATCH_SIZE`), where small batches would leave it idle.
 Results come back in input order, fp32 and L2-normalised.
+
+Under bf16 a text's vector also depends on the batch it is in (its padding) and the
+thread count, by up to ~1e-3 per component: an update's re-embedded section then
+differs from a fresh load's by that much. ``KG_AGENT_PRECISION=float32`` (the setting
+every ``precision="auto"`` embedder takes, CLI commands and Ray workers included)
+gives vectors equal to 1e-5 however they are batched.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 import warnings
@@ -26,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +59,8 @@ _DEFAULT_ALIASES = frozenset({DEFAULT_MODEL_NAME, "all-MiniLM-L6-v2"})
 
 Precision = Literal["auto", "float32", "bfloat16", "float16"]
 _PRECISIONS: tuple[str, ...] = ("auto", "float32", "bfloat16", "float16")
+#: The environment variable that decides what ``precision="auto"`` means.
+PRECISION_ENV = "KG_AGENT_PRECISION"
 _SIMPLE_MODULES = frozenset({"Transformer", "Pooling", "Normalize"})
 
 FloatArray = npt.NDArray[np.float32]
@@ -167,6 +176,12 @@ class Embedder:
         ):
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise InvalidArgumentError(f"{label} must be a positive integer, got {value!r}")
+        if precision == "auto" and os.environ.get(PRECISION_ENV):
+            precision = cast(Precision, os.environ[PRECISION_ENV].strip().lower())
+            if precision not in _PRECISIONS:
+                raise InvalidArgumentError(
+                    f"{PRECISION_ENV} must be one of {_PRECISIONS}, got {precision!r}"
+                )
         if precision not in _PRECISIONS:
             raise InvalidArgumentError(f"precision must be one of {_PRECISIONS}, got {precision!r}")
         if precision == "float16" and device.startswith("cpu"):

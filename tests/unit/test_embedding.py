@@ -10,7 +10,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 import pytest
 
-from kg_agent.embedding import DEFAULT_MODEL_NAME, Embedder, EmbeddingConfig
+from kg_agent.embedding import (
+    DEFAULT_MODEL_NAME,
+    Embedder,
+    EmbeddingConfig,
+    cpu_has_native_bf16,
+)
 from kg_agent.exceptions import InvalidArgumentError
 
 TEXTS = [
@@ -41,7 +46,9 @@ def _tolerance(embedder: Embedder) -> float:
 
 @pytest.fixture(scope="module")
 def embedder() -> Embedder:
-    emb = Embedder(batch_size=4)
+    """What ``precision="auto"`` runs without ``KG_AGENT_PRECISION`` (the suite sets it
+    to float32): bf16 autocast on a CPU with native bf16, else float32."""
+    emb = Embedder(batch_size=4, precision="bfloat16" if cpu_has_native_bf16() else "float32")
     emb.load()
     return emb
 
@@ -190,3 +197,18 @@ def test_max_seq_length_and_config() -> None:
     assert (emb.batch_size, emb.max_seq_length, emb.uses_bf16) == (8, 128, False)
     assert not emb.is_loaded
     assert emb.load().max_seq_length == 128
+
+
+def test_precision_env_decides_what_auto_means(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KG_AGENT_PRECISION", "float32")
+    assert Embedder().precision == "float32" and not Embedder().uses_bf16
+    assert Embedder(precision="bfloat16").uses_bf16  # an explicit precision wins
+    monkeypatch.setenv("KG_AGENT_PRECISION", "BFloat16")
+    assert Embedder().uses_bf16
+    assert Embedder().config.build().uses_bf16  # handed on to workers as it is
+    monkeypatch.setenv("KG_AGENT_PRECISION", "fp8")
+    with pytest.raises(InvalidArgumentError, match="KG_AGENT_PRECISION"):
+        Embedder()
+    monkeypatch.delenv("KG_AGENT_PRECISION")
+    assert Embedder().precision == "auto"
+    assert Embedder().uses_bf16 is cpu_has_native_bf16()
