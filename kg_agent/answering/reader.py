@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kg_agent.answering.kinship import answer_name, follow, kin_path
 from kg_agent.answering.question import (
     INVERSE,
     KINSHIP,
@@ -739,6 +740,28 @@ def _yes_no(ctx: _Context) -> tuple[str, tuple[Sentence, ...]] | None:
     return ("yes" if same else "no"), (facts[0][1], facts[1][1])
 
 
+# --------------------------------------------------------------------- kinship
+
+
+def _kin(ctx: _Context, steps: tuple[str, ...]) -> tuple[str, tuple[Sentence, ...]] | None:
+    """A relative of a relative ("paternal grandfather"), step by step from the article
+    the question names (:mod:`kg_agent.answering.kinship`)."""
+
+    def sentences_of(title: str) -> list[str]:
+        return [s.text for s in ctx.sentences if s.title == title]
+
+    for start in ctx.named[:2]:
+        taken = follow(start, steps, sentences_of, list(ctx.text_of))
+        if not taken:
+            continue
+        basis = tuple(
+            next(s for s in ctx.sentences if s.title == k.source and s.text == k.sentence)
+            for k in taken
+        )
+        return answer_name(taken[-1]), basis
+    return None
+
+
 # --------------------------------------------------------------------- in common
 
 #: Nouns whose answer is a class, written in lower case ("What profession…": "writer").
@@ -891,7 +914,14 @@ def read_evidence(
     support = _support(ctx)
     reading = OfflineReading(shape, [], support=support, answerable=support >= threshold)
     decided: tuple[str, tuple[Sentence, ...]] | None = None
-    if shape.kind is AnswerKind.CHOICE:
+    steps = kin_path(shape.question) if shape.kind is AnswerKind.PERSON else ()
+    if steps:
+        decided = _kin(ctx, steps)
+        if decided is not None:
+            reading.notes.append("kinship: " + " → ".join(steps))
+    if decided is not None:
+        pass
+    elif shape.kind is AnswerKind.CHOICE:
         decided = _choose(ctx)
     elif shape.kind is AnswerKind.YES_NO:
         decided = _yes_no(ctx)
