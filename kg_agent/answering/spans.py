@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Span", "dates", "names", "numbers", "year_of"]
+__all__ = ["Span", "dates", "lifespan", "names", "numbers", "year_of"]
 
 _MONTHS = (
     "January|February|March|April|May|June|July|August|September|October|November|December"
@@ -99,3 +99,25 @@ def year_of(text: str) -> tuple[int, int, int] | None:
     day_m = re.search(r"\b(\d{1,2})\b(?!\d)", text.replace(m.group(1), ""))
     day = int(day_m.group(1)) if day_m else 0
     return (year, month, day)
+
+
+#: A short parenthesis (linear to find: no nested quantifiers over a long text).
+_PAREN = re.compile(r"\(([^()]{4,120})\)")
+_DASH = re.compile(r"\s*[–—-]\s*")
+
+
+def lifespan(text: str) -> tuple[Span, Span] | None:
+    """Birth and death dates of a "(14 March 1920 – 2 April 1990)" parenthesis."""
+    for m in _PAREN.finditer(text):
+        inside = m.group(1)
+        for dash in _DASH.finditer(inside):
+            first = dates(inside[: dash.start()])
+            second = dates(inside[dash.end() :])
+            if first and second:
+                a, b = first[-1], second[0]
+                off_a, off_b = m.start(1), m.start(1) + dash.end()
+                return (
+                    Span(a.text, off_a + a.start, off_a + a.end),
+                    Span(b.text, off_b + b.start, off_b + b.end),
+                )
+    return None
