@@ -68,6 +68,7 @@ from kg_agent.store.layout import (
     new_database_path,
     vector_index_need_mb,
 )
+from kg_agent.store.reads import LOST
 from kg_agent.store.upgrade import upgrade_graph
 
 __all__ = [
@@ -262,7 +263,18 @@ class Loader:
             self._live = [text_gen] if text_gen else []
             collect_garbage(self.db_path, live=self._live)
             if previous and previous.get("status") != "complete":
-                return self._finish_committed(src, fp, previous, report)
+                lost = committed_rows_lost(self.db_path, previous)
+                if lost is None:
+                    return self._finish_committed(src, fp, previous, report)
+                if not opts.force:
+                    raise DatabaseError(
+                        f"{self.db_path} lost rows of the load of {src}: {lost}; "
+                        "run the same 'kg-agent load' with --force to write them again"
+                    )
+                self._say(f"{src}: rows lost after its commit ({lost}); loading it again")
+                with GraphStore.open(self.db_path, read_only=False) as store:
+                    # its record stays in the history, no longer an unfinished load
+                    store.set_load_status(str(previous["id"]), LOST)
             if previous and not opts.force:
                 report.skipped = True
                 report.load_id = str(previous["id"])
@@ -562,6 +574,28 @@ class Loader:
             ) from None
         shutil.rmtree(stage_root, ignore_errors=True)
         return report
+
+
+def committed_rows_lost(db_path: str, load: dict[str, Any]) -> str | None:
+    """Why a committed write's rows are not all in the graph (None: they are).
+
+    Kùzu 0.11.3 writes the rows of a ``COPY`` into a table that holds data to the
+    database file, not to its write-ahead log: a process killed after ``COMMIT`` and
+    before the checkpoint that follows (at the latest when the writer closes the
+    database) leaves a graph whose recovery replays the transaction's logged statements
+    (deletes, ``SET``, the load's record) but not its copies. A load or update that
+    committed records how many sections it wrote; fewer found means that happened.
+    Reproduced with ``kill -9`` in ``tests/e2e/test_update.py``.
+    """
+    want = int(load.get("sections") or 0)
+    with GraphStore.open(db_path, read_only=True) as store:
+        found = store.sections_of_load(str(load["id"]))
+    if found >= want:
+        return None
+    return (
+        f"it was killed after its commit and before Kùzu's checkpoint, and Kùzu 0.11.3 "
+        f"does not recover what a COPY wrote ({found:,} of {want:,} sections are there)"
+    )
 
 
 def finish_indexes(

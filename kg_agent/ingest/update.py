@@ -58,7 +58,7 @@ from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, embedding_input
 from kg_agent.ingest.embed_cache import EmbeddingCache
 from kg_agent.ingest.embed_phase import embed_shards, embedder_identity
 from kg_agent.ingest.parse import ParseOptions, ParseResult, parse_source
-from kg_agent.ingest.pipeline import finish_indexes, sigterm_as_interrupt
+from kg_agent.ingest.pipeline import committed_rows_lost, finish_indexes, sigterm_as_interrupt
 from kg_agent.ingest.prepare import GraphLookups, prepare
 from kg_agent.ingest.resolve import LinkResolver, TitleTable
 from kg_agent.ingest.sources import MEDIAWIKI, detect_format, fingerprint
@@ -456,7 +456,12 @@ class Updater:
         diff = stage.done("diff")
         if diff is not None:
             _report_counts(report, diff["counts"])
-        _check_copies(self.db_path, stage, str(previous["id"]), units)
+        lost = committed_rows_lost(self.db_path, previous)
+        if lost is not None:
+            raise DatabaseError(
+                f"{self.db_path} lost rows of its last update: {lost}; restore the graph "
+                "from a backup, or load the newer dump into a new graph"
+            )
         if stage.file("edits-result.json").exists():
             self._index(src, previous, stage, units, report)
         else:  # no record of what changed: the text index is rebuilt whole
@@ -464,39 +469,6 @@ class Updater:
         stage.remove()
         report.db_bytes_after = _db_bytes(self.db_path)
         return report
-
-
-def _check_copies(db_path: str, stage: Stage, load_id: str, units: Sequence[int]) -> None:
-    """Refuse to finish a committed update whose copied rows Kùzu lost.
-
-    Kùzu 0.11.3 writes the rows of a ``COPY`` to the database file, not to its write-ahead
-    log: a process killed after ``COMMIT`` and before the checkpoint that follows (at the
-    latest when the writer closes the database) leaves a graph whose recovery replays the
-    transaction's other statements (deletes, ``SET``) but not its copies. Reproduced with
-    ``kill -9`` in ``tests/e2e/test_update.py``. Such a graph is told apart here by its
-    sections: the update staged them all with its articles' ``load_id``.
-    """
-    staged = int(
-        sum(
-            pq.read_metadata(p).num_rows
-            for p in (stage.resolved.path(u, "sections") for u in units)
-            if p.exists()
-        )
-    )
-    with GraphStore.open(db_path, read_only=True) as store:
-        rows = store.query(
-            "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) WHERE a.load_id = $l "
-            "RETURN count(s) AS n",
-            {"l": load_id},
-        )
-    found = int(rows[0]["n"]) if rows else 0
-    if found != staged:
-        raise DatabaseError(
-            f"{db_path} lost rows of its last update: the update was killed after its commit "
-            f"and before Kùzu's checkpoint, and Kùzu 0.11.3 does not recover what a COPY "
-            f"wrote ({found:,} of {staged:,} sections are there): restore the graph from a "
-            "backup, or load the newer dump into a new graph"
-        )
 
 
 def _report_counts(report: UpdateReport, counts: dict[str, Any]) -> None:

@@ -516,6 +516,18 @@ class GraphStore(GraphReads, VectorWrites):
             {"status": "complete", **dict(row)},
         )
 
+    def sections_of_load(self, load_id: str) -> int:
+        """Sections of the articles a load (or an update) wrote: what its record says it
+        wrote, unless a crash lost rows (see ``ingest.pipeline.check_committed_rows``)."""
+        return int(
+            self._scalar(
+                "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) WHERE a.load_id = $l "
+                "RETURN count(s)",
+                {"l": load_id},
+            )
+            or 0
+        )
+
     def set_load_status(self, load_id: str, status: str) -> None:
         self._run("MATCH (l:Load {id: $id}) SET l.status = $s", {"id": load_id, "s": status})
 

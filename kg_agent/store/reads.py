@@ -21,7 +21,7 @@ from kg_agent.store.article_table import ArticleTable
 from kg_agent.store.link_table import LinkTable
 from kg_agent.store.text_index import TextIndex
 
-__all__ = ["VECTOR_INDEX", "GraphReads", "IndexStatus", "SectionHit", "StoreStats"]
+__all__ = ["LOST", "VECTOR_INDEX", "GraphReads", "IndexStatus", "SectionHit", "StoreStats"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +81,9 @@ class StoreStats:
 
 
 VECTOR_INDEX = "section_embedding_idx"
+#: A load's status once a crash lost rows it had committed and a forced load wrote them
+#: again: kept in the load history, not an unfinished load.
+LOST = "lost"
 
 _SECTION_BY_ID = (
     "MATCH (s:Section {id: $i}) RETURN s.id, s.article, s.heading, s.heading_path, s.text"
@@ -189,7 +192,9 @@ class GraphReads:
             incomplete_loads=[
                 str(r[0])
                 for r in self._run(
-                    "MATCH (l:Load) WHERE l.status <> 'complete' RETURN l.id ORDER BY l.id"
+                    "MATCH (l:Load) WHERE l.status <> 'complete' AND l.status <> $lost "
+                    "RETURN l.id ORDER BY l.id",
+                    {"lost": LOST},
                 )
             ],
         )
