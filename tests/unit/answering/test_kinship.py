@@ -5,14 +5,12 @@ from __future__ import annotations
 from kg_agent.answering import read_evidence
 from kg_agent.answering.kinship import follow, kin_path, title_for
 from kg_agent.retrieval.base import Evidence
+from tests.unit.answering.test_reader import ev as reader_ev
+from tests.unit.answering.test_reader import numbered
 
 
 def ev(title: str, content: str, source: str = "graph") -> Evidence:
-    return Evidence(f"{title}::intro", title, "", "", content, 0.5, source=source)
-
-
-def numbered(*evidence: Evidence) -> list[tuple[int, Evidence]]:
-    return list(enumerate(evidence, 1))
+    return reader_ev(title, content, source=source)
 
 
 ADELAIDE = ev(
