@@ -105,6 +105,8 @@ def update(
         f"  changed    {report.changed:>8,}\n"
         f"  unchanged  {report.unchanged:>8,}\n"
         f"  relinked   {report.relinked:>8,}  (unchanged text, links resolved again)\n"
+        f"  parsed     {report.kept_unparsed:>8,} unchanged pages skipped, "
+        f"{report.reparsed:,} read again\n"
         f"  deleted    {report.deleted:>8,}  ({report.stubbed:,} kept as stubs, "
         f"{report.renamed:,} renamed){deletes}\n"
         f"  redirects  {report.redirects_added:>8,} added, {report.redirects_changed:,} "

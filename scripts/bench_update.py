@@ -6,8 +6,9 @@ full load's time with embeddings on) and grow with the number of changes, not wi
 size of the graph. For each size of the scale benchmark's synthetic dumps
 (``scripts/make_dump.py``, cached in ``--dump-dir``) this:
 
-1. writes a newer version (``scripts/make_newer_dump.py``: ``--changed`` of the articles
-   edited, ``--added`` new, ``--deleted`` gone);
+1. writes a newer version (``scripts/make_newer_dump.py``: a rate's share of the articles
+   edited, a tenth of it new, a tenth gone, and a tenth of that share of the redirects
+   pointed at another article);
 2. loads the older version in a fresh process (embeddings as ``--embeddings`` says: ``now``
    with the default model is the real thing, and slow on a CPU; ``none`` measures
    everything but the model);
@@ -116,7 +117,13 @@ def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     for rate in args.rates:
         src = work / f"v2-{rate}-pages-articles.xml"
         summary = newer.newer_dump(
-            old, src, changed=rate, added=rate / 10, deleted=rate / 10, seed=1
+            old,
+            src,
+            changed=rate,
+            added=rate / 10,
+            deleted=rate / 10,
+            retargeted=rate / 10,
+            seed=1,
         )
         db = work / "updated.kuzu"
         copy_graph(base, db)
@@ -141,6 +148,8 @@ def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                         "deleted",
                         "stubbed",
                         "relinked",
+                        "kept_unparsed",
+                        "reparsed",
                         "sections_written",
                         "sections_embedded",
                         "sections_reused",
@@ -190,10 +199,10 @@ def bench_disk(
 def print_table(rows: list[dict[str, Any]]) -> None:
     print(
         "\n| articles | embeddings | full load s | changed | update s | share | added/changed/"
-        "deleted/relinked | sections written/embedded | parse | diff | resolve | embed | write "
-        "| index | peak RSS MiB |"
+        "deleted/relinked | pages kept/read again | sections written/embedded | known | parse "
+        "| diff | reparse | resolve | embed | write | index | peak RSS MiB |"
     )
-    print("|---:|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---|---:|---:|---:|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         for u in row["updates"]:
             p = u["phases"]
@@ -201,10 +210,20 @@ def print_table(rows: list[dict[str, Any]]) -> None:
                 f"| {row['articles']:,} | {row['embeddings']} | {row['full_load_s']:,.1f} | "
                 f"{u['rate']:.1%} | {u['wall_s']:,.1f} | {u['share_of_full_load']:.1%} | "
                 f"{u['added']}/{u['changed']}/{u['deleted']}/{u['relinked']} | "
+                f"{u.get('kept_unparsed', 0):,}/{u.get('reparsed', 0):,} | "
                 f"{u['sections_written']:,}/{u['sections_embedded']:,} | "
                 + " | ".join(
                     f"{p.get(k, 0.0):.1f}"
-                    for k in ("parse", "diff", "resolve", "embed", "write", "index")
+                    for k in (
+                        "known",
+                        "parse",
+                        "diff",
+                        "reparse",
+                        "resolve",
+                        "embed",
+                        "write",
+                        "index",
+                    )
                 )
                 + f" | {u['peak_rss_mib']:,} |"
             )

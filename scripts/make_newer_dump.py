@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Write a newer version of a MediaWiki XML dump, as the next dump would be: a share of
 its articles edited (a sentence added to the lead, a link gained, a new revision id and
-sha1), some deleted, some new ones added (and every redirect kept).
+sha1), some deleted, some new ones added, and optionally a share of the redirects pointed
+at another article (every other redirect kept).
 
 Streams the dump page by page (memory stays flat). Used by ``scripts/bench_update.py`` and
 the update tests::
 
     python scripts/make_newer_dump.py OLD.xml NEW-pages-articles.xml --changed 0.01 \\
-        --added 0.001 --deleted 0.001 --seed 1
+        --added 0.001 --deleted 0.001 --retargeted 0.001 --seed 1
 """
 
 from __future__ import annotations
@@ -89,6 +90,17 @@ def is_redirect(page: str) -> bool:
     return "<redirect" in page
 
 
+_REDIRECT_TAG = re.compile(r'<redirect title="[^"]*"\s*/>')
+
+
+def retarget(page: str, target: str) -> str:
+    """The redirect ``page`` pointed at ``target`` (a new revision)."""
+    page = _REDIRECT_TAG.sub(
+        f'<redirect title="{html.escape(target, quote=True)}" />', page, count=1
+    )
+    return _with_text(page, f"#REDIRECT [[{target}]]")
+
+
 def newer_dump(
     src: Path,
     out: Path,
@@ -96,11 +108,21 @@ def newer_dump(
     changed: float,
     added: float,
     deleted: float,
+    retargeted: float = 0.0,
     seed: int = 0,
 ) -> dict[str, Any]:
     """Write the newer version of ``src`` to ``out``; returns what changed, by title."""
     rng = random.Random(seed)
-    summary: dict[str, Any] = {"changed": [], "deleted": [], "added": [], "unchanged": 0}
+    summary: dict[str, Any] = {
+        "changed": [],
+        "deleted": [],
+        "added": [],
+        "retargeted": [],
+        "unchanged": 0,
+    }
+    # redirects draw from their own generator: the articles' changes stay those of
+    # the same seed without retargets
+    redirect_rng = random.Random(seed + 1)
     titles: list[str] = []  # a sample of article titles, for links and new pages
     next_id = 0
     templates: list[str] = []
@@ -116,6 +138,10 @@ def newer_dump(
             next_id = max(next_id, int(pid.group(2)) if pid else 0)
             title_m = _TITLE.search(piece)
             title = html.unescape(title_m.group(1)) if title_m else ""
+            if is_redirect(piece) and titles and redirect_rng.random() < retargeted:
+                summary["retargeted"].append(title)
+                fh.write(retarget(piece, redirect_rng.choice(titles)))
+                continue
             if is_redirect(piece) or ":" in title:
                 fh.write(piece)
                 continue
@@ -173,6 +199,7 @@ def main() -> None:
     ap.add_argument("--changed", type=float, default=0.01)
     ap.add_argument("--added", type=float, default=0.001)
     ap.add_argument("--deleted", type=float, default=0.001)
+    ap.add_argument("--retargeted", type=float, default=0.0, help="Share of redirects moved.")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--summary", type=Path, help="Write what changed (titles) as JSON here.")
     args = ap.parse_args()
@@ -182,13 +209,15 @@ def main() -> None:
         changed=args.changed,
         added=args.added,
         deleted=args.deleted,
+        retargeted=args.retargeted,
         seed=args.seed,
     )
     if args.summary:
         args.summary.write_text(json.dumps(summary), encoding="utf-8")
     print(
         f"{args.out}: {len(summary['changed']):,} changed, {len(summary['added']):,} added, "
-        f"{len(summary['deleted']):,} deleted, {summary['unchanged']:,} unchanged"
+        f"{len(summary['deleted']):,} deleted, {len(summary['retargeted']):,} redirects "
+        f"moved, {summary['unchanged']:,} unchanged"
     )
 
 

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from kg_agent.exceptions import DatabaseNotFoundError, KGAgentError, LoadAborted, one_line
 from kg_agent.ingest.pipeline import finish_indexes, sigterm_as_interrupt
 from kg_agent.ingest.stage import LoadLock, Stage
+from kg_agent.ingest.update import READ_EVERY_PAGE
 from kg_agent.ingest.write import WriteJob, now, write_in_child
 from kg_agent.store import SCHEMA_VERSION, GraphStore
 from kg_agent.store.edits import GraphEdits
@@ -138,6 +139,9 @@ def _delete(
     pq.write_table(pa.table({"title": pa.array([], pa.string())}), removed)
     result = stage.file("edits-result.json")
     complete = meta.get("embeddings", "complete") == "complete"
+    with GraphStore.open(db, read_only=False) as store:
+        if GraphEdits(store).redirects_into(found):  # see update.READ_EVERY_PAGE
+            store.set_meta(**{READ_EVERY_PAGE: "1"})
     job = WriteJob(
         db_path=db,
         home=db,

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Protocol, cast
 
 from kg_agent.exceptions import InvalidArgumentError, SourceError, UnknownFormatError
+from kg_agent.ingest.known import PageFilter
 from kg_agent.ingest.records import ParsedPage
 from kg_agent.ingest.titles import normalize_title
 from kg_agent.ingest.wikitext import DEFAULT_NAMESPACES, WikitextParser
@@ -113,6 +114,7 @@ def iter_dump_pages(
     limit: int | None = None,
     progress: ProgressCallback | None = None,
     keep_link_only_sections: bool = False,
+    pages: PageFilter | None = None,
 ) -> Iterator[ParsedPage]:
     """Yield namespace-0 pages of a MediaWiki XML dump (plain, .bz2, .gz or .xz).
 
@@ -123,12 +125,13 @@ def iter_dump_pages(
     not XML, not a MediaWiki export raise at once); damage found later raises
     :class:`SourceError` from the iteration. ``keep_link_only_sections`` keeps
     sections whose text is empty but that hold links (e.g. a table-only list).
+    ``pages`` says which pages are parsed, kept or left out (an update's parse).
     """
     name = os.fspath(path)
     if limit is not None and limit < 0:
         raise InvalidArgumentError(f"limit must be >= 0, got {limit}")
     kind, total = check_dump(name)
-    return _iter_pages(name, kind, total, limit, progress, keep_link_only_sections)
+    return _iter_pages(name, kind, total, limit, progress, keep_link_only_sections, pages)
 
 
 def check_dump(name: str) -> tuple[str | None, int]:
@@ -200,6 +203,7 @@ def _iter_pages(
     limit: int | None,
     progress: ProgressCallback | None,
     keep_link_only_sections: bool,
+    pages: PageFilter | None = None,
 ) -> Iterator[ParsedPage]:
     if limit == 0:
         return
@@ -250,7 +254,7 @@ def _iter_pages(
             if parser is None:
                 parser = WikitextParser(namespaces, keep_link_only_sections=keep_link_only_sections)
             pages_seen += 1
-            page, last_title = page_from_element(elem, parser, namespaces)
+            page, last_title = page_from_element(elem, parser, namespaces, pages)
             if root is not None and root is not elem:
                 del root[:]  # drop handled pages (and siteinfo) so memory stays flat
             if page is None:
@@ -284,9 +288,14 @@ def parse_error_reason(exc: ET.ParseError) -> str:
 
 
 def page_from_element(
-    elem: ET.Element, parser: WikitextParser, namespaces: dict[str, int]
+    elem: ET.Element,
+    parser: WikitextParser,
+    namespaces: dict[str, int],
+    pages: PageFilter | None = None,
 ) -> tuple[ParsedPage | None, str]:
-    """Turn one ``<page>`` element into a ParsedPage, or None when it is not namespace 0."""
+    """Turn one ``<page>`` element into a ParsedPage, or None when it is not namespace 0
+    (or ``pages`` leaves it out). A page ``pages`` keeps comes without its wikitext
+    parsed (``kept``: see :mod:`kg_agent.ingest.known`)."""
     title = ""
     ns: int | None = None
     page_id: int | None = None
@@ -329,11 +338,20 @@ def page_from_element(
         redirect_title = match.group(1) if match else None
     if redirect_title is not None:
         target = normalize_title(redirect_title)
-        if not target:
+        if not target or (pages is not None and not pages.wants_redirects):
             return None, title  # a redirect to nowhere (anchor only): nothing to load
         return ParsedPage(title=normalized, page_id=page_id, redirect_to=target), title
-    result = parser.parse(normalized, text)
     digest = sha1 or "b2:" + hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    if pages is not None:
+        decision = pages.decide(normalized, page_id, revision, digest, text)
+        if decision == "drop":
+            return None, title
+        if decision == "keep":
+            page = ParsedPage(
+                title=normalized, page_id=page_id, revision=revision, digest=digest, kept=True
+            )
+            return page, title
+    result = parser.parse(normalized, text)
     return (
         ParsedPage(
             title=normalized,
@@ -368,6 +386,7 @@ def iter_fragment_pages(
     where: str,
     last: bool,
     keep_link_only_sections: bool = True,
+    pages: PageFilter | None = None,
 ) -> Iterator[ParsedPage]:
     """Namespace-0 pages of a run of whole ``<page>`` elements (a work unit), in order.
 
@@ -403,7 +422,7 @@ def iter_fragment_pages(
                 continue
             if local_name(elem.tag) != "page":
                 continue
-            page, _title = page_from_element(elem, parser, namespaces)
+            page, _title = page_from_element(elem, parser, namespaces, pages)
             if root is not None:
                 root.clear()
             if page is not None:

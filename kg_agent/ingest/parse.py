@@ -17,17 +17,29 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from kg_agent.ingest.known import PageFilter
 from kg_agent.ingest.shards import ShardBuilder, parse_unit
 from kg_agent.ingest.sources import MEDIAWIKI, iter_pages
 from kg_agent.ingest.stage import Stage
 from kg_agent.ingest.units import DumpPlan, plan_dump, stream_units
 from kg_agent.progress import Progress
 
-__all__ = ["ParseOptions", "ParseResult", "parse_source", "set_parent_death_signal"]
+__all__ = [
+    "REPARSE_BASE",
+    "ParseOptions",
+    "ParseResult",
+    "parse_source",
+    "reparse_pages",
+    "set_parent_death_signal",
+]
+
+#: A reparse writes unit ``u``'s pages as unit ``REPARSE_BASE + u``: after every unit of
+#: a dump, so its rows win over the kept ones (a later page of a title wins).
+REPARSE_BASE = 1 << 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +51,9 @@ class ParseOptions:
     chunk_bytes: int | None = None
     index: str | None = None
     progress: bool = True
+    #: An update's keys of the pages the graph has (:mod:`kg_agent.ingest.known`): such
+    #: pages are kept without their wikitext parsed.
+    known: str | None = None
 
 
 @dataclass(slots=True)
@@ -74,7 +89,7 @@ def parse_source(
     src: str, fmt: str, stage: Stage, opts: ParseOptions, *, say: Callable[[str], None]
 ) -> ParseResult:
     """Parse ``src`` into ``stage.units`` (skipping complete shards); see the module doc."""
-    done = stage.units.markers()
+    done = {u: m for u, m in stage.units.markers().items() if u < REPARSE_BASE}
     if fmt != MEDIAWIKI:
         return _parse_passages(src, fmt, stage, opts, done, say)
     plan = plan_dump(src, index=opts.index, chunk_bytes=opts.chunk_bytes)
@@ -83,19 +98,50 @@ def parse_source(
     if done:
         of = f" of {total:,}" if total is not None else ""
         say(f"resuming: {len(done):,}{of} shards done")
-    prog = Progress("parse", unit="pages", enabled=opts.progress)
-    runner = _Runner(plan, stage, opts, prog, done)
+    which = PageFilter(known=opts.known) if opts.known else None
+    runner = _Runner(
+        plan, stage, opts, Progress("parse", unit="pages", enabled=opts.progress), done, which=which
+    )
+    markers = _run_all(runner)
+    units = runner.order[: runner.needed] if runner.needed is not None else runner.order
+    _check_written(units, markers, "parse")
+    return _result(stage, units, markers, opts.limit, plan.layout, len(done), runner.parsed)
+
+
+def _run_all(runner: _Runner) -> dict[int, dict[str, Any]]:
+    """Run the runner to its end; the stage's complete shards after it."""
     try:
         runner.run()
     finally:
         runner.close()
-        prog.close()
-    markers = stage.units.markers()
-    units = runner.order[: runner.needed] if runner.needed is not None else runner.order
+        runner.prog.close()
+    return runner.stage.units.markers()
+
+
+def _check_written(units: list[int], markers: dict[int, dict[str, Any]], name: str) -> None:
     missing = [u for u in units if u not in markers]
     if missing:  # a worker died without an exception (OOM killer): never a silent gap
-        raise RuntimeError(f"parse: {len(missing)} shard(s) missing, first unit {missing[0]}")
-    return _result(stage, units, markers, opts.limit, plan.layout, len(done), runner.parsed)
+        raise RuntimeError(f"{name}: {len(missing)} shard(s) missing, first unit {missing[0]}")
+
+
+def reparse_pages(
+    src: str, stage: Stage, opts: ParseOptions, units: Iterable[int], which: PageFilter
+) -> list[int]:
+    """Parse again, whole, the pages of ``units`` that ``which`` wants (pages an update
+    kept and now needs); returns the units they were written as (see
+    :data:`REPARSE_BASE`). Resumable as the parse is: a written unit is not redone."""
+    wanted = sorted(set(units))
+    if not wanted:
+        return []
+    plan = plan_dump(src, index=opts.index, chunk_bytes=opts.chunk_bytes)
+    select = {u: REPARSE_BASE + u for u in wanted}
+    done = {u: m for u, m in stage.units.markers().items() if u >= REPARSE_BASE}
+    prog = Progress("reparse", unit="pages", enabled=opts.progress)
+    runner = _Runner(plan, stage, opts, prog, done, which=which, select=select)
+    markers = _run_all(runner)
+    out = [select[u] for u in wanted]
+    _check_written(out, markers, "reparse")
+    return out
 
 
 class _Runner:
@@ -108,22 +154,31 @@ class _Runner:
         opts: ParseOptions,
         prog: Progress,
         done: dict[int, dict[str, Any]],
+        *,
+        which: PageFilter | None = None,
+        select: dict[int, int] | None = None,
     ) -> None:
         self.plan = plan
         self.stage = stage
         self.opts = opts
         self.prog = prog
         self.done = dict(done)
+        self.which = which
+        self.select = select  # unit → the unit it is written as (a reparse of some units)
         self.order: list[int] = []
         self.needed: int | None = None  # units needed to reach --limit articles
         self.parsed = 0
         self.pool: Any = None
-        pending = sum(1 for u in plan.units if u.index not in done)
+        chosen = [u for u in plan.units if select is None or u.index in select]
+        pending = sum(1 for u in chosen if self._out(u.index) not in done)
         if opts.workers > 1 and (plan.layout == "stream" or pending > 1):
             ctx = multiprocessing.get_context("spawn")
             self.pool = ctx.Pool(opts.workers, initializer=_worker_init)
-        self._bytes_total = sum(u.end - u.start for u in plan.units) or plan.size or 1
+        self._bytes_total = sum(u.end - u.start for u in chosen) or plan.size or 1
         self._bytes_done = 0
+
+    def _out(self, unit: int) -> int:
+        return unit if self.select is None else self.select[unit]
 
     def _jobs(self) -> Iterator[dict[str, Any]]:
         base = {
@@ -134,28 +189,42 @@ class _Runner:
             "namespaces": self.plan.namespaces,
             "out_dir": str(self.stage.units.dir),
             "max_section_words": self.opts.max_section_words,
+            **(self.which.to_job() if self.which is not None else {}),
         }
+        select = self.select
         if self.plan.layout == "stream":
             for unit, data, last in stream_units(
                 self.plan, chunk_bytes=self.opts.chunk_bytes, progress=self._fraction
             ):
-                self.order.append(unit.index)
-                if unit.index in self.done:
+                if select is not None and unit.index not in select:
+                    continue
+                out = self._out(unit.index)
+                self.order.append(out)
+                if out in self.done:
                     continue
                 yield {
                     **base,
                     "unit": (unit.index, unit.start, unit.end),
+                    "as_unit": out,
                     "data": data,
                     "last": last,
                 }
             return
         n = len(self.plan.units)
         for unit in self.plan.units:
-            self.order.append(unit.index)
-            if unit.index in self.done:
+            if select is not None and unit.index not in select:
+                continue
+            out = self._out(unit.index)
+            self.order.append(out)
+            if out in self.done:
                 self._bytes_done += unit.end - unit.start
                 continue
-            yield {**base, "unit": (unit.index, unit.start, unit.end), "last": unit.index == n - 1}
+            yield {
+                **base,
+                "unit": (unit.index, unit.start, unit.end),
+                "as_unit": out,
+                "last": unit.index == n - 1,
+            }
 
     def _fraction(self, f: float) -> None:
         self.prog.fraction = f

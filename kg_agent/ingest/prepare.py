@@ -118,6 +118,9 @@ def prepare(
         arts = _only(
             table.current(stage.units.read(unit, "articles"), "title"), "title", graph.only
         )
+        if "kept" in arts.column_names and pc.any(arts.column("kept")).as_py():
+            # a kept page has no sections: writing it would empty the graph's article
+            raise RuntimeError(f"resolve: a page kept unparsed is to be written (unit {unit})")
         counts["articles"] += arts.num_rows
         _write(out.path(unit, "articles"), _article_rows(arts, stage.load_id))
         secs = _only(

@@ -45,6 +45,9 @@ class ParsedPage:
     #: update`` compares to tell a changed page from an unchanged one.
     revision: int | None = None
     digest: str = ""
+    #: An update's parse kept the page without parsing its wikitext (the graph has this
+    #: revision): no sections, categories or links (see :mod:`kg_agent.ingest.known`).
+    kept: bool = False
     extra: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -44,6 +44,13 @@ class TitleTable:
     @classmethod
     def from_shards(cls, shards: ShardSet, units: Iterable[int], cut: int | None) -> TitleTable:
         table = cls(cut=cut)
+        table.add_units(shards, units)
+        return table
+
+    def add_units(self, shards: ShardSet, units: Iterable[int]) -> None:
+        """Read the titles of later ``units`` (their pages win over earlier ones)."""
+        table = self
+        cut = self.cut
         for unit in units:
             arts = shards.read(unit, "articles", ["title", "_ord"])
             for title, ord_ in zip(
@@ -63,7 +70,6 @@ class TitleTable:
             ):
                 if (cut is None or ord_ <= cut) and title not in table.redirects:
                     table.redirects[title] = target
-        return table
 
     def current(self, table: pa.Table, title_column: str) -> pa.Table:
         """Rows of each title's winning page (and not past ``cut``), without ``_ord``."""

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, chunk_text
+from kg_agent.ingest.known import PageFilter
 from kg_agent.ingest.records import ParsedPage
 
 __all__ = [
@@ -46,6 +47,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("word_count", pa.int64()),
             ("revision", pa.int64()),
             ("digest", pa.string()),
+            ("kept", pa.bool_()),  # an update's unchanged page: no other rows (known.py)
             ORD,
         ]
     ),
@@ -123,6 +125,10 @@ class ShardBuilder:
             self.counts["redirects"] += 1
             return
         self.counts["articles"] += 1
+        if page.kept:
+            self.counts["kept"] += 1
+            self.rows["articles"].append(_article(page, 0, 0, ord_))
+            return
         self.counts["disambiguation_pages"] += int(page.is_disambiguation)
         self.counts["infer_mentions"] |= int(page.infer_mentions)
         links = self.rows["links"]
@@ -161,18 +167,7 @@ class ShardBuilder:
         self.counts["sections"] += ordinal
         for cat in dict.fromkeys(page.categories):
             self.rows["categories"].append({"from": page.title, "to": cat, "_ord": ord_})
-        self.rows["articles"].append(
-            {
-                "title": page.title,
-                "page_id": page.page_id,
-                "is_disambiguation": page.is_disambiguation,
-                "n_sections": ordinal,
-                "word_count": words,
-                "revision": page.revision,
-                "digest": page.digest,
-                "_ord": ord_,
-            }
-        )
+        self.rows["articles"].append(_article(page, ordinal, words, ord_))
 
     def write(self, directory: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the shard's files, then its marker; returns the marker's content."""
@@ -191,6 +186,20 @@ class ShardBuilder:
         marker.update(extra or {})
         shards.mark(self.unit, marker)
         return marker
+
+
+def _article(page: ParsedPage, sections: int, words: int, ord_: int) -> dict[str, Any]:
+    return {
+        "title": page.title,
+        "page_id": page.page_id,
+        "is_disambiguation": page.is_disambiguation,
+        "n_sections": sections,
+        "word_count": words,
+        "revision": page.revision,
+        "digest": page.digest,
+        "kept": page.kept,
+        "_ord": ord_,
+    }
 
 
 def _link(sid: str, article: str, target: str, n: int, ord_: int) -> dict[str, Any]:
@@ -245,13 +254,24 @@ class ShardSet:
     def units(self) -> list[int]:
         return list(self.markers())
 
+    def drop_from(self, first: int) -> None:
+        """Remove the shards of units ``first`` and after (markers first: never a
+        marker without its files)."""
+        for marker in self.dir.glob("u*.json"):
+            if int(marker.name[1:].split(".")[0]) >= first:
+                marker.unlink(missing_ok=True)
+        for path in self.dir.glob("u*.parquet"):
+            if int(path.name[1:].split(".")[0]) >= first:
+                path.unlink(missing_ok=True)
+
 
 def parse_unit(job: dict[str, Any]) -> dict[str, Any]:
     """Parse one work unit of a MediaWiki dump into a shard (a worker's whole job).
 
     ``job`` is plain data so it can cross a process boundary: the plan's path,
     layout and namespaces, the unit, its text when the parent decompressed it
-    (``stream`` layout), whether it is the dump's last, and where shards go.
+    (``stream`` layout), whether it is the dump's last, where shards go, and for an
+    update which pages to keep or read (:class:`~kg_agent.ingest.known.PageFilter`).
     """
     from kg_agent.ingest.mediawiki import iter_dump_pages, iter_fragment_pages
     from kg_agent.ingest.units import DumpPlan, Unit, read_unit
@@ -259,10 +279,13 @@ def parse_unit(job: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     unit = Unit(*job["unit"])
     plan = DumpPlan(job["path"], job["layout"], job["compression"], job["size"], job["namespaces"])
-    builder = ShardBuilder(unit.index, max_section_words=job["max_section_words"])
+    # a reparse writes its pages as another unit, after every unit of the dump
+    out = int(job.get("as_unit", unit.index))
+    builder = ShardBuilder(out, max_section_words=job["max_section_words"])
+    which = PageFilter.from_job(job)
     pages: Iterable[ParsedPage]
     if plan.layout == "single":
-        pages = iter_dump_pages(plan.path, keep_link_only_sections=True)
+        pages = iter_dump_pages(plan.path, keep_link_only_sections=True, pages=which)
     else:
         data = job.get("data")
         if data is None:
@@ -273,7 +296,7 @@ def parse_unit(job: dict[str, Any]) -> dict[str, Any]:
         if plan.layout == "plain" and unit.start:
             where = f"part {unit.index + 1}, starting at byte {unit.start:,}"
         pages = iter_fragment_pages(
-            data, plan.namespaces, source=plan.path, where=where, last=job["last"]
+            data, plan.namespaces, source=plan.path, where=where, last=job["last"], pages=which
         )
     for page in pages:
         builder.add(page)

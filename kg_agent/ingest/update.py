@@ -2,7 +2,10 @@
 
 An update is a load that writes a difference:
 
-1. **parse** the newer dump into shards, as a load does (parallel, resumable);
+1. **parse** the newer dump into shards, as a load does (parallel, resumable), except
+   that a page the graph already has (same title, page id, revision and digest) is
+   *kept*: its article row is written without its wikitext being parsed
+   (:mod:`~kg_agent.ingest.known`; reading the XML is a tenth of the parse's cost);
 2. **diff** (:func:`_plan`): its articles against the graph's by title, page id and
    digest (the dump's ``<sha1>``, else a hash of the text): *added*, *changed*,
    *unchanged*; and, from a full dump, *deleted* (articles the dump no longer has;
@@ -11,7 +14,10 @@ An update is a load that writes a difference:
    elsewhere changes what links to its title mean, so unchanged articles that link
    to such a title are *relinked* (rewritten with their links resolved again). In a
    passage corpus, whose mention edges are inferred from titles, unchanged passages
-   that name an added title, or mentioned a deleted one, are relinked;
+   that name an added title, or mentioned a deleted one, are relinked. Kept pages
+   whose text is needed (those that may link through a changed redirect: the graph's
+   edges say which, see :func:`_link_candidates`; and any the graph changed under since
+   the parse) are parsed again from their part of the dump;
 3. **resolve** only the added, changed and relinked articles, against every title of
    the newer dump (:class:`~kg_agent.ingest.prepare.GraphLookups` ``only``);
 4. **embed** their sections, reusing the graph's vector of every section whose text
@@ -23,9 +29,9 @@ An update is a load that writes a difference:
    the linker rebuilt (the vector index is kept up to date by Kùzu as rows change).
 
 The result is the graph a fresh load of the newer dump would give (the e2e tests
-compare the two). What it costs grows with the number of changes, except the parse
-and diff (linear in the dump: a change can only be found by reading it) and the
-derived tables (linear in the graph, seconds at 100k articles).
+compare the two). What it costs grows with the number of changes, except reading the
+dump's XML and the diff (linear in the dump: a change can only be found by reading it)
+and the derived tables (linear in the graph); ``docs/BENCHMARKS.md`` measures both.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +63,14 @@ from kg_agent.exceptions import (
 from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, embedding_input
 from kg_agent.ingest.embed_cache import EmbeddingCache
 from kg_agent.ingest.embed_phase import embed_shards, embedder_identity
-from kg_agent.ingest.parse import ParseOptions, ParseResult, parse_source
+from kg_agent.ingest.known import PageFilter, page_key, title_key, write_keys
+from kg_agent.ingest.parse import (
+    REPARSE_BASE,
+    ParseOptions,
+    ParseResult,
+    parse_source,
+    reparse_pages,
+)
 from kg_agent.ingest.pipeline import committed_rows_lost, finish_indexes, sigterm_as_interrupt
 from kg_agent.ingest.prepare import GraphLookups, prepare
 from kg_agent.ingest.resolve import LinkResolver, TitleTable
@@ -127,6 +140,8 @@ class UpdateReport:
     deleted: int = 0
     renamed: int = 0
     relinked: int = 0
+    kept_unparsed: int = 0  # unchanged pages whose wikitext was not parsed
+    reparsed: int = 0  # kept pages read again (relinked, or changed in the graph since)
     stubbed: int = 0  # deleted articles kept as stubs (still linked to)
     redirects_added: int = 0
     redirects_changed: int = 0
@@ -290,28 +305,43 @@ class Updater:
         report: UpdateReport,
     ) -> None:
         opts = self.options
+        known = None
+        read_all = _reads_every_page(self.db_path)
+        if read_all and stage.done("known") is not None:  # kept pages would be missed
+            stage.forget("known", "parse", "diff")
+            stage.units.drop_from(0)
+        if fmt == MEDIAWIKI and not rechunk and not read_all:
+            # a new split re-reads every article; so does a graph a delete took
+            # redirects from (see _reads_every_page)
+            known = self._timed("known", report, lambda: _known_pages(self.db_path, stage))
+        parse_opts = ParseOptions(
+            workers=opts.parse_workers,
+            max_section_words=opts.max_section_words,
+            chunk_bytes=opts.chunk_bytes,
+            index=opts.index,
+            progress=opts.progress,
+            known=known,
+        )
         parsed: ParseResult = self._timed(
             "parse",
             report,
-            lambda: parse_source(
-                src,
-                fmt,
-                stage,
-                ParseOptions(
-                    workers=opts.parse_workers,
-                    max_section_words=opts.max_section_words,
-                    chunk_bytes=opts.chunk_bytes,
-                    index=opts.index,
-                    progress=opts.progress,
-                ),
-                say=self._say,
-            ),
+            lambda: parse_source(src, fmt, stage, parse_opts, say=self._say),
         )
-        plan = self._timed(
+
+        def reparse(units: list[int], which: PageFilter) -> list[int]:
+            out: list[int] = self._timed(
+                "reparse", report, lambda: reparse_pages(src, stage, parse_opts, units, which)
+            )
+            return out
+
+        plan, extra = self._timed(
             "diff",
             report,
-            lambda: _plan(self.db_path, stage, parsed, report.deletes, state, rechunk),
+            lambda: _plan(self.db_path, stage, parsed, report.deletes, state, rechunk, reparse),
         )
+        if "reparse" in report.timings:  # the diff's time without the reparse in it
+            report.timings["diff"] = round(report.timings["diff"] - report.timings["reparse"], 3)
+        parsed.units = [*parsed.units, *extra]
         _report_counts(report, plan)
         only = pq.read_table(stage.file("rewrite.parquet")).column("title").combine_chunks()
         counts = self._timed(
@@ -354,6 +384,8 @@ class Updater:
             },
         )
         out = self._timed("write", report, lambda: write_in_child(job))
+        if read_all:
+            _every_page_read(self.db_path)
         report.stubbed = int(out.get("stubbed_articles", 0))
         report.removed_stubs = int(out.get("removed_stubs", 0))
         report.removed_categories = int(out.get("removed_categories", 0))
@@ -456,12 +488,15 @@ class Updater:
         diff = stage.done("diff")
         if diff is not None:
             _report_counts(report, diff["counts"])
+            units += [int(u) for u in diff.get("extra_units", [])]
         lost = committed_rows_lost(self.db_path, previous)
         if lost is not None:
             raise DatabaseError(
                 f"{self.db_path} lost rows of its last update: {lost}; restore the graph "
                 "from a backup, or load the newer dump into a new graph"
             )
+        if stage.done("known") is None:
+            _every_page_read(self.db_path)
         if stage.file("edits-result.json").exists():
             self._index(src, previous, stage, units, report)
         else:  # no record of what changed: the text index is rebuilt whole
@@ -479,6 +514,8 @@ def _report_counts(report: UpdateReport, counts: dict[str, Any]) -> None:
         "deleted",
         "renamed",
         "relinked",
+        "kept_unparsed",
+        "reparsed",
         "redirects_added",
         "redirects_changed",
         "redirects_removed",
@@ -517,16 +554,28 @@ def _reset_after_resolve(stage: Stage) -> None:
     import shutil
 
     stage.forget("diff", "resolve", "reuse")
+    stage.units.drop_from(REPARSE_BASE)  # read for the old set of articles
     for name in ("embedded", "reuse"):
         shutil.rmtree(stage.root / name, ignore_errors=True)
     stage.embedded.dir.mkdir(parents=True, exist_ok=True)
 
 
+#: ``reparse(units, pages) -> units written``: read kept pages again, whole.
+Reparse = Callable[[list[int], PageFilter], list[int]]
+
+
 def _plan(
-    db_path: str, stage: Stage, parsed: ParseResult, deletes: bool, state: str, rechunk: bool
-) -> dict[str, Any]:
+    db_path: str,
+    stage: Stage,
+    parsed: ParseResult,
+    deletes: bool,
+    state: str,
+    rechunk: bool,
+    reparse: Reparse,
+) -> tuple[dict[str, Any], list[int]]:
     """Compare the parsed dump with the graph; writes the titles to rewrite, delete and
-    unredirect into the stage and returns the counts (kept in ``diff.json``).
+    unredirect into the stage and returns the counts (kept in ``diff.json``) and the
+    units that pages kept by the parse were read again into.
 
     Everything per article stays in Arrow columns (a whole Wikipedia is ~7M titles).
     ``rechunk``: the graph was split into sections differently, so every article it
@@ -534,14 +583,10 @@ def _plan(
     """
     done = stage.done("diff")
     if done is not None and done.get("state") == state:
-        return dict(done["counts"])
+        return dict(done["counts"]), [int(u) for u in done.get("extra_units", [])]
     _reset_after_resolve(stage)
     table = TitleTable.from_shards(stage.units, parsed.units, parsed.cut)
-    columns = ["title", "page_id", "revision", "digest", "_ord"]
-    new = pa.concat_tables(
-        [table.current(stage.units.read(u, "articles", columns), "title") for u in parsed.units]
-        or [pa.table({c: pa.array([], pa.string()) for c in ("title", "digest")})]
-    )
+    new = _dump_articles(stage, table, parsed.units)
     new_titles = new.column("title")
     with GraphStore.open(db_path, read_only=True) as store:
         edits = GraphEdits(store)
@@ -615,8 +660,30 @@ def _plan(
         red_removed = old_red.filter(pc.invert(keep)).column("title")
         affected = _titles(red_added, red_changed, red_removed)
         rewrite = _titles(added.column("title"), changed.column("title"))
-        relinked = _relinked(stage, parsed, table, affected, unchanged, added, deleted, edits)
+        # pages the parse kept but whose text is needed: those to rewrite (the graph
+        # changed since the parse), and those that link through a changed redirect,
+        # among the pages the graph's edges say may
+        kept = new.filter(new.column("kept"))
+        must = kept.filter(pc.is_in(kept.column("title"), value_set=rewrite))
+        check = kept.slice(0, 0)
+        if len(affected) and not parsed.counts.get("infer_mentions"):
+            maybe = _link_candidates(edits, affected, old_red)
+            check = kept.filter(
+                pc.and_(
+                    pc.is_in(kept.column("title"), value_set=maybe),
+                    pc.invert(pc.is_in(kept.column("title"), value_set=rewrite)),
+                )
+            )
+        extra = _reparse_kept(stage, must, check, affected, reparse)
+        if extra:
+            table.add_units(stage.units, extra)
+        units = [*parsed.units, *extra]
+        relinked = _relinked(
+            stage, units, parsed, table, affected, unchanged, added, deleted, edits
+        )
         relinked = pc.filter(relinked, pc.invert(pc.is_in(relinked, value_set=rewrite)))
+    markers = stage.units.markers()
+    reparsed = sum(int(markers[u].get("articles", 0)) for u in extra)
     _write_titles(stage.file("rewrite.parquet"), _titles(rewrite, relinked))
     _write_titles(stage.file("deleted.parquet"), deleted.column("title"))
     _write_titles(stage.file("removed-redirects.parquet"), red_removed)
@@ -630,16 +697,136 @@ def _plan(
         "deleted": deleted.num_rows,
         "renamed": renamed,
         "relinked": len(relinked),
+        "kept_unparsed": kept.num_rows - reparsed,
+        "reparsed": reparsed,
         "redirects_added": len(red_added),
         "redirects_changed": len(red_changed),
         "redirects_removed": len(red_removed),
     }
-    stage.mark("diff", {"state": state, "counts": counts})
-    return counts
+    stage.mark("diff", {"state": state, "counts": counts, "extra_units": extra})
+    return counts, extra
+
+
+def _dump_articles(stage: Stage, table: TitleTable, units: Sequence[int]) -> pa.Table:
+    """The dump's current article rows: title, page id, revision, digest, whether the
+    parse kept the page unparsed, and the unit it is in."""
+    parts = []
+    for u in units:
+        rows = table.current(stage.units.read(u, "articles"), "title")
+        kept = rows.column("kept") if "kept" in rows.column_names else None
+        parts.append(
+            pa.table(
+                {
+                    "title": rows.column("title"),
+                    "page_id": rows.column("page_id"),
+                    "revision": rows.column("revision"),
+                    "digest": rows.column("digest"),
+                    "kept": pc.fill_null(kept, False)
+                    if kept is not None
+                    else pa.array([False] * rows.num_rows, pa.bool_()),
+                    "unit": pa.array([u] * rows.num_rows, pa.int64()),
+                }
+            )
+        )
+    if not parts:
+        empty = {"title": pa.string(), "page_id": pa.int64(), "revision": pa.int64()}
+        empty |= {"digest": pa.string(), "kept": pa.bool_(), "unit": pa.int64()}
+        return pa.schema(list(empty.items())).empty_table()
+    return pa.concat_tables(parts)
+
+
+def _link_candidates(edits: GraphEdits, affected: pa.Array, old_red: pa.Table) -> pa.Array:
+    """Articles that may link to a redirect title whose meaning changed: each such link
+    is an edge in the graph to what the title meant before (the title itself, or the
+    old redirect's target), so every article with an edge there, and that article
+    itself (its link to its own redirect was a self-link, dropped)."""
+    was = old_red.filter(pc.is_in(old_red.column("title"), value_set=affected))
+    ends = _titles(affected, was.column("target"))
+    return _titles(ends, pa.array(sorted(edits.linking_articles(ends.to_pylist())), pa.string()))
+
+
+def _reparse_kept(
+    stage: Stage, must: pa.Table, check: pa.Table, affected: pa.Array, reparse: Reparse
+) -> list[int]:
+    """Read again, whole, the kept pages of ``must``, and those of ``check`` whose text
+    may link to a title of ``affected`` (:func:`~kg_agent.ingest.known.link_targets`)."""
+    if must.num_rows == 0 and check.num_rows == 0:
+        return []
+    files = {"only": stage.file("reparse-only.npy"), "check": stage.file("reparse-check.npy")}
+    write_keys(files["only"], _row_keys(must))
+    write_keys(files["check"], _row_keys(check))
+    titles = stage.file("reparse-titles.npy")
+    write_keys(titles, (title_key(t) for t in affected.to_pylist()))
+    which = PageFilter(only=str(files["only"]), check=str(files["check"]), titles=str(titles))
+    units = sorted({*must.column("unit").to_pylist(), *check.column("unit").to_pylist()})
+    return reparse(units, which)
+
+
+def _row_keys(rows: pa.Table) -> Iterator[int]:
+    return (
+        page_key(t, p, r, d)
+        for t, p, r, d in zip(
+            rows.column("title").to_pylist(),
+            rows.column("page_id").to_pylist(),
+            rows.column("revision").to_pylist(),
+            rows.column("digest").to_pylist(),
+            strict=True,
+        )
+    )
+
+
+#: Meta key set by ``kg-agent delete`` when it removes redirects into an article that
+#: stays a stub: the graph's links through them still point at the stub, and no record
+#: says through which title, so the next update cannot tell which kept pages to read
+#: again. It reads every page instead, and clears the key once its write committed.
+READ_EVERY_PAGE = "update_reads_every_page"
+
+
+def _reads_every_page(db_path: str) -> bool:
+    with GraphStore.open(db_path, read_only=True) as store:
+        return store.meta().get(READ_EVERY_PAGE, "") == "1"
+
+
+def _every_page_read(db_path: str) -> None:
+    with GraphStore.open(db_path, read_only=False) as store:
+        store.set_meta(**{READ_EVERY_PAGE: ""})
+
+
+def _known_pages(db_path: str, stage: Stage) -> str:
+    """The keys of the graph's articles (``known.npy`` in the stage; see
+    :mod:`kg_agent.ingest.known`): the pages the parse need not read."""
+    path = stage.file("known.npy")
+    if stage.done("known") is not None and path.exists():
+        return str(path)
+    export = stage.file("known-articles.parquet")
+    with GraphStore.open(db_path, read_only=True) as store:
+        GraphEdits(store).export_articles(export)
+    n = 0
+    with pq.ParquetFile(export) as arts:
+        keys: list[int] = []
+        for batch in arts.iter_batches(batch_size=100_000):
+            stub = batch.column("is_stub").to_pylist()
+            keys.extend(
+                page_key(t, p, r, d)
+                for t, p, r, d, s in zip(
+                    batch.column("title").to_pylist(),
+                    batch.column("page_id").to_pylist(),
+                    batch.column("revision").to_pylist(),
+                    batch.column("digest").to_pylist(),
+                    stub,
+                    strict=True,
+                )
+                if not s
+            )
+        n = write_keys(path, keys)
+    export.unlink(missing_ok=True)
+    stage.mark("known", {"pages": n})
+    return str(path)
 
 
 def _relinked(
     stage: Stage,
+    units: Sequence[int],
     parsed: ParseResult,
     table: TitleTable,
     affected: pa.Array,
@@ -658,7 +845,7 @@ def _relinked(
         names = added.column("title").to_pylist()
         if names:
             matcher = MentionMatcher(names)
-            for unit in parsed.units:
+            for unit in units:
                 secs = table.current(stage.units.read(unit, "sections"), "article")
                 secs = secs.filter(pc.is_in(secs.column("article"), value_set=unchanged))
                 hits = [
@@ -674,7 +861,7 @@ def _relinked(
         gone = deleted.column("title").to_pylist()
         found.append(pa.array(sorted(edits.mentioning_articles(gone)), pa.string()))
     elif len(affected):
-        for unit in parsed.units:
+        for unit in units:
             raw = table.current(
                 stage.units.read(unit, "links", ["article", "target", "_ord"]), "article"
             )

@@ -40,6 +40,7 @@ from kg_agent.ingest.titles import normalize_title
 __all__ = [
     "BOILERPLATE_HEADINGS",
     "DEFAULT_NAMESPACES",
+    "LINK_TEMPLATES",
     "WikitextParser",
     "WikitextResult",
     "parse_wikitext",
@@ -166,7 +167,7 @@ _DISAMBIG_TEMPLATES = frozenset(
     }
 )
 # Hatnote templates whose positional parameters are article titles (real relations).
-_LINK_TEMPLATES = frozenset(
+LINK_TEMPLATES = frozenset(
     {
         "main",
         "main article",
@@ -520,7 +521,7 @@ class WikitextParser:
         name = _key(inner if bar < 0 else inner[:bar])
         if name.startswith("template:"):
             name = name[9:].lstrip()
-        if name in _LINK_TEMPLATES:
+        if name in LINK_TEMPLATES:
             positional, _named = _split_params(inner)
             for p in positional:
                 target = p.strip().lstrip(":")

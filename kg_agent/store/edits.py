@@ -86,6 +86,15 @@ class GraphEdits:
             titles,
         )
 
+    def linking_articles(self, titles: Sequence[str]) -> set[str]:
+        """Articles with a link to one of ``titles`` (a link through a redirect counts
+        as one to the redirect's target: the graph keeps no redirect on an edge)."""
+        return self._titles(
+            "UNWIND $t AS t MATCH (x:Article)-[:LINKS_TO]->(a:Article {title: t}) "
+            "RETURN DISTINCT x.title",
+            titles,
+        )
+
     def existing(self, titles: Sequence[str]) -> set[str]:
         """Which of ``titles`` are articles with text (not stubs)."""
         return self._titles(

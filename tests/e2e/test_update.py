@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from kg_agent.cli import SAMPLE_DUMP, main
 from kg_agent.embedding import Embedder
+from kg_agent.exceptions import LoadAborted
 from kg_agent.ingest.pipeline import LoadOptions, load_source
 from kg_agent.ingest.stage import LoadLock
 from kg_agent.ingest.update import UpdateOptions, is_full_dump, update_graph
@@ -76,6 +77,13 @@ def fresh_newer(newer: Path, embedder: Embedder, tmp_path_factory: pytest.TempPa
 
 
 @pytest.fixture(scope="module")
+def fresh_newer_no_vectors(newer: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("fresh-nv") / "g.kuzu"
+    load_source(newer, db, options=NO_VECTORS)
+    return db
+
+
+@pytest.fixture(scope="module")
 def updated(
     newer: Path, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, dict[str, Any]]:
@@ -96,6 +104,10 @@ def test_update_reports_every_kind_of_change(updated: tuple[Path, dict[str, Any]
     # (Z3 (computer) is now a redirect), Bletchley Park ('Turing' leads elsewhere), John
     # von Neumann ('ENIAC computer' is no redirect any more)
     assert report["relinked"] == 4
+    # the parse kept every unchanged page unparsed; those whose links may go through a
+    # changed redirect were read again (the relinked ones among them)
+    assert report["kept_unparsed"] + report["reparsed"] == report["unchanged"] + 4
+    assert 4 <= report["reparsed"] < report["unchanged"]
     assert report["stubbed"] == 1  # Tommy Flowers: still linked from Colossus and London
     assert (report["redirects_added"], report["redirects_changed"]) == (2, 1)
     assert report["redirects_removed"] == 1
@@ -320,13 +332,31 @@ def _copy_as_full(src: Path, dst: Path) -> Path:
 # ---------------------------------------------------------------- faults
 @pytest.fixture(scope="module")
 def synth_versions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A 1,500-article synthetic dump and its newer version (5% edited, 1% new, 1% gone)."""
+    """A 1,500-article synthetic dump and its newer version (5% edited, 1% new, 1% gone,
+    2% of the redirects pointed elsewhere)."""
     out = tmp_path_factory.mktemp("synth-update")
     old = Path(generate(1500, out, seed=7)["xml"])
     newer_mod = _make_newer()
     new = out / "synth-v2-pages-articles.xml"
-    newer_mod.newer_dump(old, new, changed=0.05, added=0.01, deleted=0.01, seed=3)
+    newer_mod.newer_dump(old, new, changed=0.05, added=0.01, deleted=0.01, retargeted=0.02, seed=3)
     return old, new
+
+
+def test_moved_redirects_read_again_only_the_pages_that_may_link_through_them(
+    synth_versions: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The parse keeps every unchanged page unparsed; the redirects the newer dump points
+    elsewhere make the pages whose graph edges may go through them be read again, whole,
+    and those that do link through them are relinked: the graph a fresh load gives."""
+    old, new = synth_versions
+    db, fresh = tmp_path / "g.kuzu", tmp_path / "fresh.kuzu"
+    load_source(old, db, options=NO_VECTORS)
+    load_source(new, fresh, options=NO_VECTORS)
+    report = update_graph(new, db, options=UpdateOptions(progress=False))
+    assert report.redirects_changed > 0 and report.relinked > 0
+    assert report.relinked <= report.reparsed < report.unchanged
+    assert report.kept_unparsed + report.reparsed == report.unchanged + report.relinked
+    assert_same_graph(db, fresh)
 
 
 def _make_newer() -> Any:
@@ -403,6 +433,48 @@ def _committed(db: Path) -> bool:
 def _snapshot(db: Path) -> dict[str, int]:
     with GraphStore.open(db, read_only=True) as store:
         return store.table_counts()
+
+
+def test_pages_kept_by_an_interrupted_parse_are_read_again_when_the_graph_changed(
+    newer: Path, fresh_newer_no_vectors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An update cut short after its parse, resumed after another command changed the
+    graph: a page its parse kept (the graph had it then) is no longer in the graph, so
+    the resumed update must read it whole, not write an article without its text."""
+    import kg_agent.ingest.update as update_module
+
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, options=NO_VECTORS)
+
+    def cut(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(update_module, "_plan", cut)
+        with pytest.raises(LoadAborted):
+            update_graph(newer, db, options=UpdateOptions(progress=False))
+    assert _cli("delete", "Grace Hopper", "--db", str(db), "-q")[0] == 0
+    report = update_graph(newer, db, options=UpdateOptions(progress=False))
+    assert report.resumed and report.added == 3  # the newer dump's two, and Grace Hopper
+    assert report.reparsed >= 1
+    assert_same_graph(db, fresh_newer_no_vectors)
+
+
+def test_after_a_delete_took_redirects_the_next_update_reads_every_page(
+    newer: Path, fresh_newer_no_vectors: Path, tmp_path: Path
+) -> None:
+    """Deleting Alan Turing, still linked, leaves links that went through its redirect
+    'Turing' pointing at his stub, with no record of the redirect: only reading every
+    page tells which articles link to 'Turing', which the newer dump points elsewhere."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, options=NO_VECTORS)
+    assert _cli("delete", "Alan Turing", "--db", str(db), "-q")[0] == 0
+    report = update_graph(newer, db, options=UpdateOptions(progress=False))
+    assert report.kept_unparsed == 0 and report.reparsed == 0
+    assert report.relinked == 4
+    assert_same_graph(db, fresh_newer_no_vectors)
+    again = update_graph(SAMPLE_DUMP, db, options=UpdateOptions(progress=False))
+    assert again.kept_unparsed > 0  # read once: the next update keeps pages again
 
 
 def test_a_second_writer_gets_the_in_use_error(newer: Path, tmp_path: Path) -> None:

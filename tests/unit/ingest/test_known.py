@@ -1,0 +1,151 @@
+"""An update's parse keeps the pages the graph already has without parsing them, and a
+reparse reads back only the pages it is asked for (``kg_agent.ingest.known``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kg_agent.ingest.known import KnownPages, PageFilter, link_targets, page_key, write_keys
+from kg_agent.ingest.mediawiki import iter_dump_pages
+from kg_agent.ingest.shards import ShardBuilder
+
+DUMP = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">
+  <page>
+    <title>Albedo</title><ns>0</ns><id>39</id>
+    <revision><id>715952044</id><sha1>aaa</sha1>
+      <text xml:space="preserve">'''Albedo''' is the reflecting power of a [[surface]].
+[[Category:Climate]]</text>
+    </revision>
+  </page>
+  <page>
+    <title>Anarchism</title><ns>0</ns><id>12</id>
+    <revision><id>700000001</id><sha1>bbb</sha1>
+      <text xml:space="preserve">'''Anarchism''' is a [[political philosophy]].</text>
+    </revision>
+  </page>
+  <page>
+    <title>Reflectivity</title><ns>0</ns><id>40</id><redirect title="Albedo" />
+    <revision><id>5</id><text xml:space="preserve">#REDIRECT [[Albedo]]</text></revision>
+  </page>
+</mediawiki>
+"""
+
+
+def _dump(tmp_path: Path) -> Path:
+    path = tmp_path / "d.xml"
+    path.write_text(DUMP, encoding="utf-8")
+    return path
+
+
+def test_a_known_page_is_kept_without_its_text_and_the_rest_is_parsed(tmp_path: Path) -> None:
+    known = tmp_path / "known.npy"
+    write_keys(known, [page_key("Albedo", 39, 715952044, "aaa")])
+    pages = {p.title: p for p in iter_dump_pages(_dump(tmp_path), pages=PageFilter(str(known)))}
+    albedo = pages["Albedo"]
+    assert albedo.kept and albedo.sections == () and albedo.categories == ()
+    assert (albedo.page_id, albedo.revision, albedo.digest) == (39, 715952044, "aaa")
+    assert not pages["Anarchism"].kept and pages["Anarchism"].sections
+    assert pages["Reflectivity"].redirect_to == "Albedo"  # redirects are always read
+
+
+def test_another_revision_of_a_known_title_is_parsed(tmp_path: Path) -> None:
+    known = tmp_path / "known.npy"
+    write_keys(known, [page_key("Albedo", 39, 715952043, "aaa"), page_key("Albedo", 39, 1, "x")])
+    (albedo, *_) = iter_dump_pages(_dump(tmp_path), pages=PageFilter(str(known)))
+    assert not albedo.kept and albedo.categories == ("Climate",)
+
+
+def test_a_reparse_reads_only_the_pages_asked_for(tmp_path: Path) -> None:
+    only = tmp_path / "only.npy"
+    write_keys(only, [page_key("Anarchism", 12, 700000001, "bbb")])
+    pages = list(iter_dump_pages(_dump(tmp_path), pages=PageFilter(only=str(only))))
+    assert [p.title for p in pages] == ["Anarchism"]
+    assert pages[0].sections[0].links == ("Political philosophy",)
+
+
+def test_keys_are_looked_up_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "k.npy"
+    keys = [page_key(f"T{i}", i, i, "d") for i in range(1000)]
+    assert write_keys(path, keys + keys[:10]) == 1000  # stored once each
+    found = KnownPages(str(path))
+    assert all(k in found for k in keys)
+    assert page_key("T1", 1, 2, "d") not in found and page_key("T1", None, 1, "d") not in found
+    write_keys(path, [])
+    assert keys[0] not in KnownPages(str(path))
+
+
+def test_a_kept_page_is_one_article_row_marked_kept(tmp_path: Path) -> None:
+    known = tmp_path / "known.npy"
+    write_keys(known, [page_key("Albedo", 39, 715952044, "aaa")])
+    builder = ShardBuilder(0)
+    for page in iter_dump_pages(_dump(tmp_path), pages=PageFilter(str(known))):
+        builder.add(page)
+    rows = {r["title"]: r for r in builder.rows["articles"]}
+    assert rows["Albedo"]["kept"] and rows["Albedo"]["n_sections"] == 0
+    assert not rows["Anarchism"]["kept"] and rows["Anarchism"]["n_sections"] == 1
+    assert [r["article"] for r in builder.rows["sections"]] == ["Anarchism"]
+    assert [r["from"] for r in builder.rows["categories"]] == []
+    assert builder.counts["kept"] == 1 and builder.counts["articles"] == 2
+
+
+def _raw_texts(path: Path) -> dict[str, str]:
+    """Title → wikitext of every page of a dump, read without the parser."""
+    import bz2
+    import xml.etree.ElementTree as ET
+
+    from kg_agent.ingest.titles import normalize_title
+
+    opener = bz2.open if path.suffix == ".bz2" else open
+    out: dict[str, str] = {}
+    with opener(path, "rb") as fh:
+        for _event, elem in ET.iterparse(fh):
+            if elem.tag.rpartition("}")[2] != "page":
+                continue
+            title = text = ""
+            for node in elem.iter():
+                name = node.tag.rpartition("}")[2]
+                if name == "title":
+                    title = node.text or ""
+                elif name == "text":
+                    text = node.text or ""
+            out[normalize_title(title)] = text
+            elem.clear()
+    return out
+
+
+def _dumps(shared: Path, tmp_path: Path) -> list[Path]:
+    from tests.support.synth import generate
+
+    wiki = sorted(p for p in (shared / "wiki").iterdir() if p.name.endswith((".xml", ".xml.bz2")))
+    return [*wiki, Path(generate(300, tmp_path, seed=11)["xml"])]
+
+
+def test_link_targets_hold_every_link_the_parser_reads(
+    shared_data_dir: Path, tmp_path: Path
+) -> None:
+    """The superset an update's reparse relies on (a link it missed would leave an
+    article linked to what a redirect used to mean), on every page of every shared dump
+    and of a synthetic one."""
+    checked = links = 0
+    for dump in _dumps(shared_data_dir, tmp_path):
+        texts = _raw_texts(dump)
+        for page in iter_dump_pages(dump, keep_link_only_sections=True):
+            if page.is_redirect:
+                continue
+            parsed = {t for sec in page.sections for t in sec.links}
+            missing = parsed - link_targets(texts[page.title])
+            assert not missing, f"{dump.name} {page.title!r}: {sorted(missing)[:5]}"
+            checked += 1
+            links += len(parsed)
+    assert checked > 1000 and links > 15000
+
+
+def test_link_targets_cases() -> None:
+    text = (
+        "See [[ paris_France#History |the city]], [[:Category:X]], [[AT&amp;T]], "
+        "[[Caf%C3%A9]] and <!-- [[Hidden]] --> {{Main|Louvre|l1=the museum}} "
+        "{{see also|Portal:Seine{{!}}river|Seine}} [[Bad{{x}}]]"
+    )
+    found = link_targets(text)
+    assert {"Paris France", "Category:X", "AT&T", "Café", "Louvre", "The museum"} <= found
+    assert "Seine" in found and "Hidden" not in found
