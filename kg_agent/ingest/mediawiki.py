@@ -16,6 +16,7 @@ should let the later page win.
 from __future__ import annotations
 
 import bz2
+import dataclasses
 import gzip
 import hashlib
 import io
@@ -378,6 +379,9 @@ def _namespace_of(title: str, namespaces: dict[str, int]) -> int:
     return DEFAULT_NAMESPACES.get(prefix, 0)
 
 
+_PAGE_TAG = b"<page>"
+
+
 def iter_fragment_pages(
     data: bytes,
     namespaces: dict[str, int],
@@ -387,8 +391,10 @@ def iter_fragment_pages(
     last: bool,
     keep_link_only_sections: bool = True,
     pages: PageFilter | None = None,
+    locate: Callable[[int], int] | None = None,
 ) -> Iterator[ParsedPage]:
     """Namespace-0 pages of a run of whole ``<page>`` elements (a work unit), in order.
+    ``locate`` turns a page's position in ``data`` into its ``offset``.
 
     Used by the parallel load (see :mod:`kg_agent.ingest.units`). ``where`` names
     the run in error messages; ``last`` says it ends the dump, so what follows its
@@ -414,6 +420,7 @@ def iter_fragment_pages(
     parser = WikitextParser(namespaces, keep_link_only_sections=keep_link_only_sections)
     wrapped = io.BytesIO(b"<kg-unit>" + data[first:end] + b"</kg-unit>")
     root: ET.Element | None = None
+    at = first  # the position of the next <page> (XML text cannot hold a bare one)
     try:
         for event, elem in ET.iterparse(wrapped, events=("start", "end")):
             if event == "start":
@@ -425,7 +432,10 @@ def iter_fragment_pages(
             page, _title = page_from_element(elem, parser, namespaces, pages)
             if root is not None:
                 root.clear()
+            here, at = at, data.find(_PAGE_TAG, at + 1)
             if page is not None:
+                if locate is not None and not page.is_redirect:
+                    page = dataclasses.replace(page, offset=locate(here))
                 yield page
     except ET.ParseError as exc:
         line, col = exc.position

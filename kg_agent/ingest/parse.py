@@ -13,11 +13,12 @@ never leaves workers behind.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,7 @@ __all__ = [
 #: A reparse writes unit ``u``'s pages as unit ``REPARSE_BASE + u``: after every unit of
 #: a dump, so its rows win over the kept ones (a later page of a title wins).
 REPARSE_BASE = 1 << 24
+_REPARSE_IN_PROCESS = 2000  # pages: fewer are read again in this process
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,19 +127,28 @@ def _check_written(units: list[int], markers: dict[int, dict[str, Any]], name: s
 
 
 def reparse_pages(
-    src: str, stage: Stage, opts: ParseOptions, units: Iterable[int], which: PageFilter
+    src: str,
+    stage: Stage,
+    opts: ParseOptions,
+    units: dict[int, list[int] | None],
+    which: PageFilter,
 ) -> list[int]:
     """Parse again, whole, the pages of ``units`` that ``which`` wants (pages an update
     kept and now needs); returns the units they were written as (see
-    :data:`REPARSE_BASE`). Resumable as the parse is: a written unit is not redone."""
-    wanted = sorted(set(units))
+    :data:`REPARSE_BASE`). ``units`` maps each unit to the offsets of its pages to read
+    (``units.read_pages_at``), or to None: the whole unit is read. Resumable as the
+    parse is: a written unit is not redone."""
+    wanted = sorted(units)
     if not wanted:
         return []
     plan = plan_dump(src, index=opts.index, chunk_bytes=opts.chunk_bytes)
+    pages = [len(v) if v is not None else _REPARSE_IN_PROCESS + 1 for v in units.values()]
+    if sum(pages) <= _REPARSE_IN_PROCESS:  # a few pages: starting workers costs more
+        opts = dataclasses.replace(opts, workers=1)
     select = {u: REPARSE_BASE + u for u in wanted}
     done = {u: m for u, m in stage.units.markers().items() if u >= REPARSE_BASE}
     prog = Progress("reparse", unit="pages", enabled=opts.progress)
-    runner = _Runner(plan, stage, opts, prog, done, which=which, select=select)
+    runner = _Runner(plan, stage, opts, prog, done, which=which, select=select, pieces=units)
     markers = _run_all(runner)
     out = [select[u] for u in wanted]
     _check_written(out, markers, "reparse")
@@ -157,6 +168,7 @@ class _Runner:
         *,
         which: PageFilter | None = None,
         select: dict[int, int] | None = None,
+        pieces: dict[int, list[int] | None] | None = None,
     ) -> None:
         self.plan = plan
         self.stage = stage
@@ -165,6 +177,7 @@ class _Runner:
         self.done = dict(done)
         self.which = which
         self.select = select  # unit → the unit it is written as (a reparse of some units)
+        self.pieces = pieces or {}  # unit → offsets of the only pages to read
         self.order: list[int] = []
         self.needed: int | None = None  # units needed to reach --limit articles
         self.parsed = 0
@@ -224,6 +237,7 @@ class _Runner:
                 "unit": (unit.index, unit.start, unit.end),
                 "as_unit": out,
                 "last": unit.index == n - 1,
+                "pieces": self.pieces.get(unit.index),
             }
 
     def _fraction(self, f: float) -> None:

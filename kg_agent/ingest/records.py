@@ -48,6 +48,8 @@ class ParsedPage:
     #: An update's parse kept the page without parsing its wikitext (the graph has this
     #: revision): no sections, categories or links (see :mod:`kg_agent.ingest.known`).
     kept: bool = False
+    #: Where the page can be read again alone (see ``units.read_unit_located``).
+    offset: int | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -48,6 +48,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("revision", pa.int64()),
             ("digest", pa.string()),
             ("kept", pa.bool_()),  # an update's unchanged page: no other rows (known.py)
+            ("offset", pa.int64()),  # where the page can be read again alone (units.py)
             ORD,
         ]
     ),
@@ -198,6 +199,7 @@ def _article(page: ParsedPage, sections: int, words: int, ord_: int) -> dict[str
         "revision": page.revision,
         "digest": page.digest,
         "kept": page.kept,
+        "offset": page.offset,
         "_ord": ord_,
     }
 
@@ -274,7 +276,7 @@ def parse_unit(job: dict[str, Any]) -> dict[str, Any]:
     update which pages to keep or read (:class:`~kg_agent.ingest.known.PageFilter`).
     """
     from kg_agent.ingest.mediawiki import iter_dump_pages, iter_fragment_pages
-    from kg_agent.ingest.units import DumpPlan, Unit, read_unit
+    from kg_agent.ingest.units import DumpPlan, Unit, read_pages_at, read_unit_located
 
     t0 = time.perf_counter()
     unit = Unit(*job["unit"])
@@ -288,15 +290,27 @@ def parse_unit(job: dict[str, Any]) -> dict[str, Any]:
         pages = iter_dump_pages(plan.path, keep_link_only_sections=True, pages=which)
     else:
         data = job.get("data")
-        if data is None:
-            data = read_unit(plan, unit)
+        locate = None
+        last = job["last"]
+        pieces = job.get("pieces")
+        if pieces:  # a reparse of some pages: only theirs are read
+            data = read_pages_at(plan, pieces)
+            last = data.rstrip().endswith(b"</mediawiki>")
+        elif data is None:
+            data, locate = read_unit_located(plan, unit)
         where = f"part {unit.index + 1} at byte {unit.start:,}" + (
             " of the decompressed text" if plan.layout == "stream" else ""
         )
         if plan.layout == "plain" and unit.start:
             where = f"part {unit.index + 1}, starting at byte {unit.start:,}"
         pages = iter_fragment_pages(
-            data, plan.namespaces, source=plan.path, where=where, last=job["last"], pages=which
+            data,
+            plan.namespaces,
+            source=plan.path,
+            where=where,
+            last=last,
+            pages=which,
+            locate=locate,
         )
     for page in pages:
         builder.add(page)

@@ -28,6 +28,7 @@ same whatever ``--workers`` says:
 
 from __future__ import annotations
 
+import bisect
 import bz2
 import gzip
 import html
@@ -37,7 +38,7 @@ import re
 import shutil
 import subprocess
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -49,7 +50,9 @@ __all__ = [
     "DumpPlan",
     "Unit",
     "plan_dump",
+    "read_pages_at",
     "read_unit",
+    "read_unit_located",
     "stream_units",
 ]
 
@@ -300,11 +303,18 @@ def _decompress_part(name: str, start: int, end: int) -> bytes:
 # ---------------------------------------------------------------------------- reading
 def read_unit(plan: DumpPlan, unit: Unit) -> bytes:
     """The decompressed text of a planned unit (plain, multistream, single)."""
+    return read_unit_located(plan, unit)[0]
+
+
+def read_unit_located(plan: DumpPlan, unit: Unit) -> tuple[bytes, Callable[[int], int]]:
+    """The unit's text, and where a page at a position of it can be read again alone
+    (:func:`read_pages_at`): its ``<page>``'s byte in a plain file, the start of its
+    bz2 stream in a multistream one."""
     raw = _read_range(plan.path, unit.start, unit.end)
     if plan.layout != "multistream":
-        return raw
+        return raw, lambda pos: unit.start + pos
     try:
-        return _decompress_streams(raw)
+        text, starts = _decompress_located(raw)
     except EOFError:
         raise SourceError(
             plan.path,
@@ -317,6 +327,60 @@ def read_unit(plan: DumpPlan, unit: Unit) -> bytes:
             f"corrupt bz2 data: {exc}",
             where=f"stream group at compressed byte {unit.start:,}",
         ) from None
+    texts = [t for t, _ in starts]
+
+    def stream_of(pos: int) -> int:
+        return unit.start + starts[bisect.bisect_right(texts, pos) - 1][1]
+
+    return text, stream_of
+
+
+def _decompress_located(data: bytes) -> tuple[bytes, list[tuple[int, int]]]:
+    """Concatenated bz2 streams decompressed, with (text offset, compressed offset) of
+    each stream's start."""
+    out: list[bytes] = []
+    starts: list[tuple[int, int]] = []
+    text = done = 0
+    while data:
+        dec = bz2.BZ2Decompressor()
+        part = dec.decompress(data)
+        if not dec.eof:
+            raise EOFError("the bz2 stream ends before its end marker")
+        starts.append((text, done))
+        out.append(part)
+        text += len(part)
+        done += len(data) - len(dec.unused_data)
+        data = dec.unused_data
+    return b"".join(out), starts
+
+
+def read_pages_at(plan: DumpPlan, offsets: list[int]) -> bytes:
+    """The ``<page>`` elements at ``offsets`` (from :func:`read_unit_located`), in
+    order: in a plain file each page alone, in a multistream one the whole stream."""
+    parts: list[bytes] = []
+    with open(plan.path, "rb") as fh:
+        for offset in sorted(set(offsets)):
+            fh.seek(offset)
+            if plan.layout == "multistream":
+                dec = bz2.BZ2Decompressor()
+                while not dec.eof:
+                    block = fh.read(1 << 20)
+                    if not block:
+                        raise SourceError(
+                            plan.path, "truncated: a bz2 stream ends", where=f"byte {offset:,}"
+                        )
+                    parts.append(dec.decompress(block))
+                continue
+            buf = b""
+            while (end := buf.find(_PAGE_CLOSE)) < 0:
+                block = fh.read(1 << 20)
+                if not block:
+                    raise SourceError(
+                        plan.path, "truncated: a page is not closed", where=f"byte {offset:,}"
+                    )
+                buf += block
+            parts.append(buf[: end + len(_PAGE_CLOSE)] + b"\n")
+    return b"".join(parts)
 
 
 def parallel_decompressor() -> list[str] | None:

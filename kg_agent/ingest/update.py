@@ -328,7 +328,7 @@ class Updater:
             lambda: parse_source(src, fmt, stage, parse_opts, say=self._say),
         )
 
-        def reparse(units: list[int], which: PageFilter) -> list[int]:
+        def reparse(units: dict[int, list[int] | None], which: PageFilter) -> list[int]:
             out: list[int] = self._timed(
                 "reparse", report, lambda: reparse_pages(src, stage, parse_opts, units, which)
             )
@@ -560,8 +560,8 @@ def _reset_after_resolve(stage: Stage) -> None:
     stage.embedded.dir.mkdir(parents=True, exist_ok=True)
 
 
-#: ``reparse(units, pages) -> units written``: read kept pages again, whole.
-Reparse = Callable[[list[int], PageFilter], list[int]]
+#: ``reparse({unit: offsets or None}, pages) -> units written``: read kept pages again.
+Reparse = Callable[[dict[int, list[int] | None], PageFilter], list[int]]
 
 
 def _plan(
@@ -714,6 +714,7 @@ def _dump_articles(stage: Stage, table: TitleTable, units: Sequence[int]) -> pa.
     for u in units:
         rows = table.current(stage.units.read(u, "articles"), "title")
         kept = rows.column("kept") if "kept" in rows.column_names else None
+        nulls = pa.nulls(rows.num_rows, pa.int64())
         parts.append(
             pa.table(
                 {
@@ -725,12 +726,14 @@ def _dump_articles(stage: Stage, table: TitleTable, units: Sequence[int]) -> pa.
                     if kept is not None
                     else pa.array([False] * rows.num_rows, pa.bool_()),
                     "unit": pa.array([u] * rows.num_rows, pa.int64()),
+                    "offset": rows.column("offset") if "offset" in rows.column_names else nulls,
                 }
             )
         )
     if not parts:
         empty = {"title": pa.string(), "page_id": pa.int64(), "revision": pa.int64()}
         empty |= {"digest": pa.string(), "kept": pa.bool_(), "unit": pa.int64()}
+        empty |= {"offset": pa.int64()}
         return pa.schema(list(empty.items())).empty_table()
     return pa.concat_tables(parts)
 
@@ -758,7 +761,14 @@ def _reparse_kept(
     titles = stage.file("reparse-titles.npy")
     write_keys(titles, (title_key(t) for t in affected.to_pylist()))
     which = PageFilter(only=str(files["only"]), check=str(files["check"]), titles=str(titles))
-    units = sorted({*must.column("unit").to_pylist(), *check.column("unit").to_pylist()})
+    units: dict[int, list[int] | None] = {}
+    for rows in (must, check):  # a page without an offset: its whole unit is read
+        for unit, offset in zip(
+            rows.column("unit").to_pylist(), rows.column("offset").to_pylist(), strict=True
+        ):
+            have = units.setdefault(unit, [])
+            if have is not None:
+                units[unit] = None if offset is None else [*have, offset]
     return reparse(units, which)
 
 

@@ -359,6 +359,28 @@ def test_moved_redirects_read_again_only_the_pages_that_may_link_through_them(
     assert_same_graph(db, fresh)
 
 
+def test_a_multistream_dump_reads_again_only_the_streams_of_the_pages_it_needs(
+    synth_versions: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Wikimedia's layout: the pages read again are found by their bz2 stream's offset,
+    which the first read recorded, so no other stream is decompressed twice."""
+    old, new = synth_versions
+    v1, v2 = (
+        tmp_path / "v1-pages-articles-multistream.xml.bz2",
+        tmp_path / ("v2-pages-articles-multistream.xml.bz2"),
+    )
+    for src, out in ((old, v1), (new, v2)):
+        index = out.with_name(out.name.replace(".xml.bz2", "-index.txt.bz2"))
+        make_dump().repack_multistream(src, out, index, pages_per_stream=20, workers=1)
+    db, fresh = tmp_path / "g.kuzu", tmp_path / "fresh.kuzu"
+    load_source(v1, db, options=NO_VECTORS)
+    load_source(new, fresh, options=NO_VECTORS)
+    opts = UpdateOptions(progress=False, chunk_bytes=64 << 10, workers=2)
+    report = update_graph(v2, db, options=opts)
+    assert report.relinked > 0 and report.relinked <= report.reparsed < report.unchanged
+    assert_same_graph(db, fresh)
+
+
 def _make_newer() -> Any:
     import importlib.util
 

@@ -161,3 +161,41 @@ def test_truncated_plain_xml_is_an_error(tmp_path: Path) -> None:
                 read_unit(plan, last), plan.namespaces, source="d", where="x", last=True
             )
         )
+
+
+@pytest.mark.parametrize("layout", ["plain", "multistream"])
+def test_a_page_is_read_again_alone_from_the_offset_its_first_read_gave(
+    tmp_path: Path, layout: str
+) -> None:
+    """What an update's reparse relies on: each page's offset leads back to that page
+    (in a multistream file, to the one stream holding it)."""
+    from kg_agent.ingest.units import read_pages_at, read_unit_located
+
+    src = tmp_path / ("d.xml" if layout == "plain" else "d.xml.bz2")
+    if layout == "plain":
+        src.write_text(dump(120), "utf-8")
+    else:
+        multistream(src, 120, per=7)
+    plan = plan_dump(src, chunk_bytes=2048 if layout == "plain" else 512)
+    assert plan.layout == layout and len(plan.units) > 3
+    offsets: dict[str, int] = {}
+    for u in plan.units:
+        data, locate = read_unit_located(plan, u)
+        last = u.index == len(plan.units) - 1
+        for p in iter_fragment_pages(
+            data, plan.namespaces, source="d", where="x", last=last, locate=locate
+        ):
+            assert p.offset is not None
+            offsets[p.title] = p.offset
+    assert len(offsets) == 120
+    for title in ("Page 0", "Page 6", "Page 7", "Page 64", "Page 119"):
+        again = read_pages_at(plan, [offsets[title]])
+        pages = list(iter_fragment_pages(again, plan.namespaces, source="d", where="x", last=False))
+        assert title in [p.title for p in pages]
+        assert len(pages) == 1 if layout == "plain" else 1 <= len(pages) <= 7  # a stream
+    both = read_pages_at(plan, [offsets["Page 3"], offsets["Page 100"]])
+    got = [
+        p.title
+        for p in iter_fragment_pages(both, plan.namespaces, source="d", where="x", last=False)
+    ]
+    assert "Page 3" in got and "Page 100" in got and "Page 50" not in got
