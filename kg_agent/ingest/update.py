@@ -17,7 +17,7 @@ An update is a load that writes a difference:
    that name an added title, or mentioned a deleted one, are relinked. Kept pages
    whose text is needed (those that may link through a changed redirect: the graph's
    edges say which, see :func:`_link_candidates`; and any the graph changed under since
-   the parse) are parsed again from their part of the dump;
+   the parse) are read again alone (``units.read_pages_at``) and parsed;
 3. **resolve** only the added, changed and relinked articles, against every title of
    the newer dump (:class:`~kg_agent.ingest.prepare.GraphLookups` ``only``);
 4. **embed** their sections, reusing the graph's vector of every section whose text
