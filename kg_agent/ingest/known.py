@@ -112,11 +112,12 @@ def _add(out: set[str], raw: str) -> None:
         out.add(title)
 
 
-def write_keys(path: str | os.PathLike[str], keys: Iterable[int]) -> int:
-    """Write ``keys`` sorted (``.npy``, by rename); returns how many there are."""
+def write_keys(path: str | os.PathLike[str], keys: Iterable[int] | Any) -> int:
+    """Write ``keys`` (ints, or a numpy array of them) sorted and once each (``.npy``,
+    by rename); returns how many there are."""
     import numpy as np
 
-    array = np.unique(np.fromiter(keys, dtype=np.uint64))
+    array = np.unique(keys if isinstance(keys, np.ndarray) else np.fromiter(keys, np.uint64))
     target = Path(path)
     tmp = target.with_name(target.name + ".tmp.npy")
     np.save(tmp, array)

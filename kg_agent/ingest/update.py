@@ -811,24 +811,15 @@ def _known_pages(db_path: str, stage: Stage) -> str:
     export = stage.file("known-articles.parquet")
     with GraphStore.open(db_path, read_only=True) as store:
         GraphEdits(store).export_articles(export)
-    n = 0
+    import numpy as np
+
     with pq.ParquetFile(export) as arts:
-        keys: list[int] = []
+        parts = []  # 8 bytes a page: flat at 7M pages
         for batch in arts.iter_batches(batch_size=100_000):
-            stub = batch.column("is_stub").to_pylist()
-            keys.extend(
-                page_key(t, p, r, d)
-                for t, p, r, d, s in zip(
-                    batch.column("title").to_pylist(),
-                    batch.column("page_id").to_pylist(),
-                    batch.column("revision").to_pylist(),
-                    batch.column("digest").to_pylist(),
-                    stub,
-                    strict=True,
-                )
-                if not s
-            )
-        n = write_keys(path, keys)
+            rows = pa.Table.from_batches([batch])
+            rows = rows.filter(pc.invert(pc.fill_null(rows.column("is_stub"), False)))
+            parts.append(np.fromiter(_row_keys(rows), dtype=np.uint64, count=rows.num_rows))
+        n = write_keys(path, np.concatenate(parts) if parts else np.empty(0, np.uint64))
     export.unlink(missing_ok=True)
     stage.mark("known", {"pages": n})
     return str(path)

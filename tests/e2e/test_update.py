@@ -12,6 +12,7 @@ from __future__ import annotations
 import bz2
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -343,6 +344,23 @@ def synth_versions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
 
 
 @pytest.fixture(scope="module")
+def synth_base(synth_versions: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The older synthetic version loaded once; each test updates its own copy."""
+    db = tmp_path_factory.mktemp("synth-base") / "g.kuzu"
+    load_source(synth_versions[0], db, options=NO_VECTORS)
+    return db
+
+
+def _copy_graph(src: Path, dst: Path) -> Path:
+    """A closed graph copied (its file and its index folder), as ``cp -r`` would."""
+    shutil.copy2(src, dst)
+    shutil.copytree(
+        Path(f"{src}.indexes"), Path(f"{dst}.indexes"), ignore=shutil.ignore_patterns("load.lock")
+    )
+    return dst
+
+
+@pytest.fixture(scope="module")
 def synth_fresh(
     synth_versions: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
@@ -353,38 +371,41 @@ def synth_fresh(
 
 
 def test_moved_redirects_read_again_only_the_pages_that_may_link_through_them(
-    synth_versions: tuple[Path, Path], synth_fresh: Path, tmp_path: Path
+    synth_versions: tuple[Path, Path], synth_base: Path, synth_fresh: Path, tmp_path: Path
 ) -> None:
     """The parse keeps every unchanged page unparsed; the redirects the newer dump points
     elsewhere make the pages whose graph edges may go through them be read again, whole,
     and those that do link through them are relinked: the graph a fresh load gives."""
-    old, new = synth_versions
-    db = tmp_path / "g.kuzu"
-    load_source(old, db, options=NO_VECTORS)
-    report = update_graph(new, db, options=UpdateOptions(progress=False))
+    db = _copy_graph(synth_base, tmp_path / "g.kuzu")
+    report = update_graph(synth_versions[1], db, options=UpdateOptions(progress=False))
     assert report.redirects_changed > 0 and report.relinked > 0
     assert report.relinked <= report.reparsed < report.unchanged
     assert report.kept_unparsed + report.reparsed == report.unchanged + report.relinked
     assert_same_graph(db, synth_fresh)
 
 
-def test_a_multistream_dump_reads_again_only_the_streams_of_the_pages_it_needs(
-    synth_versions: tuple[Path, Path], synth_fresh: Path, tmp_path: Path
+@pytest.mark.parametrize("layout", ["multistream", "stream"])
+def test_compressed_dumps_read_again_what_they_can_of_the_pages_they_need(
+    synth_versions: tuple[Path, Path],
+    synth_base: Path,
+    synth_fresh: Path,
+    tmp_path: Path,
+    layout: str,
 ) -> None:
-    """Wikimedia's layout: the pages read again are found by their bz2 stream's offset,
-    which the first read recorded, so no other stream is decompressed twice."""
-    old, new = synth_versions
-    v1, v2 = (
-        tmp_path / "v1-pages-articles-multistream.xml.bz2",
-        tmp_path / ("v2-pages-articles-multistream.xml.bz2"),
-    )
-    for src, out in ((old, v1), (new, v2)):
-        index = out.with_name(out.name.replace(".xml.bz2", "-index.txt.bz2"))
-        make_dump().repack_multistream(src, out, index, pages_per_stream=20, workers=1)
-    db = tmp_path / "g.kuzu"
-    load_source(v1, db, options=NO_VECTORS)
-    opts = UpdateOptions(progress=False, chunk_bytes=64 << 10, workers=2)
-    report = update_graph(v2, db, options=opts)
+    """Wikimedia's multistream layout: the pages read again are found by their bz2
+    stream's offset, which the first read recorded. A single-stream .bz2 cannot be sought
+    into: the parts of the dump that hold them are decompressed again."""
+    new = synth_versions[1]
+    kind = "-multistream" if layout == "multistream" else ""
+    v2 = tmp_path / f"v2-pages-articles{kind}.xml.bz2"
+    if layout == "multistream":
+        index = v2.with_name(v2.name.replace(".xml.bz2", "-index.txt.bz2"))
+        make_dump().repack_multistream(new, v2, index, pages_per_stream=20, workers=1)
+    else:
+        v2.write_bytes(bz2.compress(new.read_bytes()))
+    db = _copy_graph(synth_base, tmp_path / "g.kuzu")  # the older version, as loaded
+    chunk = 64 << 10 if layout == "multistream" else 1 << 20
+    report = update_graph(v2, db, options=UpdateOptions(progress=False, chunk_bytes=chunk))
     assert report.relinked > 0 and report.relinked <= report.reparsed < report.unchanged
     assert_same_graph(db, synth_fresh)
 
@@ -411,11 +432,10 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_kill_9_during_the_write_leaves_the_graph_then_the_rerun_finishes(
-    synth_versions: tuple[Path, Path], synth_fresh: Path, tmp_path: Path
+    synth_versions: tuple[Path, Path], synth_base: Path, synth_fresh: Path, tmp_path: Path
 ) -> None:
-    old, new = synth_versions
-    db, fresh = tmp_path / "g.kuzu", synth_fresh
-    assert _run("load", str(old), "--db", str(db), "--embeddings", "none", "-q").returncode == 0
+    new = synth_versions[1]
+    db, fresh = _copy_graph(synth_base, tmp_path / "g.kuzu"), synth_fresh
     before = _snapshot(db)
     proc = subprocess.Popen(
         [*kg_agent_exe(), "update", str(new), "--db", str(db), "-q"],
