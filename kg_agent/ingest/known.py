@@ -8,13 +8,16 @@ bytes a page, 55 MB for the English Wikipedia) and a worker *keeps* a page whose
 there: it writes the page's article row, marked ``kept``, without its sections, links
 and categories.
 
-What an update later needs of a kept page is read a second time, from its own part of
-the dump (:func:`kg_agent.ingest.parse.reparse_pages`): the pages it must rewrite (the
-graph changed under them since the parse), and of the pages whose graph edges say they
-may link through a redirect that changed (every article linking to the redirect's old
-target), those whose text does: :func:`link_targets` finds, without parsing, every
+What an update later needs of a kept page is read a second time, alone (its bytes, or
+its bz2 stream: :func:`kg_agent.ingest.parse.reparse_pages`): the pages it must rewrite
+(the graph changed under them since the parse), and of the pages whose graph edges say
+they may link through a redirect that changed (every article linking to the redirect's
+old target), those whose text does: :func:`link_targets` finds, without parsing, every
 title the parser could read as a link, and more. The digest is the dump's ``<sha1>``,
-so a kept page is one whose text the graph was built from.
+so a kept page is one whose text the graph was built from. A kept row carries the
+page's own title, id, revision and digest, not its key, so the diff still sees a page
+kept by mistake (a 64-bit collision, a graph changed since the parse) as changed, and
+it is read again.
 """
 
 from __future__ import annotations
