@@ -158,7 +158,7 @@ def _mapped(path: str, inode: int, mtime_ns: int) -> KnownPages:
     return KnownPages(path)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class PageFilter:
     """Which pages of a unit a worker parses (each field the path of a key file).
 
@@ -175,19 +175,28 @@ class PageFilter:
     def wants_redirects(self) -> bool:
         return self.only is None
 
+    def _keys(self, path: str) -> KnownPages:
+        """The key file at ``path``, looked up once per filter (a filter is one unit's)
+        rather than at every page: a cache in the instance, not part of its value."""
+        maps: dict[str, KnownPages] = self.__dict__.setdefault("_maps", {})
+        found = maps.get(path)
+        if found is None:
+            found = maps[path] = _load(path)
+        return found
+
     def decide(
         self, title: str, page_id: int | None, revision: int | None, digest: str, text: str
     ) -> Decision:
         key = page_key(title, page_id, revision, digest)
         if self.only is not None:
-            if key in _load(self.only):
+            if key in self._keys(self.only):
                 return "parse"
-            if self.check is not None and self.titles is not None and key in _load(self.check):
-                titles = _load(self.titles)
+            if self.check is not None and self.titles is not None and key in self._keys(self.check):
+                titles = self._keys(self.titles)
                 if any(title_key(t) in titles for t in link_targets(text)):
                     return "parse"
             return "drop"
-        if self.known is not None and key in _load(self.known):
+        if self.known is not None and key in self._keys(self.known):
             return "keep"
         return "parse"
 

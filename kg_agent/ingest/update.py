@@ -313,7 +313,7 @@ class Updater:
         if fmt == MEDIAWIKI and not rechunk and not read_all:
             # a new split re-reads every article; so does a graph a delete took
             # redirects from (see _reads_every_page)
-            known = self._timed("known", report, lambda: _known_pages(self.db_path, stage))
+            known = self._timed("known", report, lambda: _known_pages(self.db_path, stage, state))
         parse_opts = ParseOptions(
             workers=opts.parse_workers,
             max_section_words=opts.max_section_words,
@@ -590,7 +590,13 @@ def _plan(
     new_titles = new.column("title")
     with GraphStore.open(db_path, read_only=True) as store:
         edits = GraphEdits(store)
-        edits.export_articles(stage.file("graph-articles.parquet"))
+        known = stage.done("known")
+        if not (  # the export the keys were made from, when the graph is still the same
+            known is not None
+            and known.get("state") == state
+            and stage.file("graph-articles.parquet").exists()
+        ):
+            edits.export_articles(stage.file("graph-articles.parquet"))
         edits.export_redirects(stage.file("graph-redirects.parquet"))
         graph = pq.read_table(stage.file("graph-articles.parquet"))
         graph = graph.filter(pc.invert(pc.fill_null(graph.column("is_stub"), False)))
@@ -802,13 +808,14 @@ def _every_page_read(db_path: str) -> None:
         store.set_meta(**{READ_EVERY_PAGE: ""})
 
 
-def _known_pages(db_path: str, stage: Stage) -> str:
+def _known_pages(db_path: str, stage: Stage, state: str) -> str:
     """The keys of the graph's articles (``known.npy`` in the stage; see
-    :mod:`kg_agent.ingest.known`): the pages the parse need not read."""
+    :mod:`kg_agent.ingest.known`): the pages the parse need not read. The export they
+    are made from stays for the diff (:func:`_plan`), marked with the graph's state."""
     path = stage.file("known.npy")
     if stage.done("known") is not None and path.exists():
         return str(path)
-    export = stage.file("known-articles.parquet")
+    export = stage.file("graph-articles.parquet")
     with GraphStore.open(db_path, read_only=True) as store:
         GraphEdits(store).export_articles(export)
     import numpy as np
@@ -820,8 +827,7 @@ def _known_pages(db_path: str, stage: Stage) -> str:
             rows = rows.filter(pc.invert(pc.fill_null(rows.column("is_stub"), False)))
             parts.append(np.fromiter(_row_keys(rows), dtype=np.uint64, count=rows.num_rows))
         n = write_keys(path, np.concatenate(parts) if parts else np.empty(0, np.uint64))
-    export.unlink(missing_ok=True)
-    stage.mark("known", {"pages": n})
+    stage.mark("known", {"pages": n, "state": state})
     return str(path)
 
 
