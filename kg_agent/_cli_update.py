@@ -112,7 +112,8 @@ def update(
         f"  redirects  {report.redirects_added:>8,} added, {report.redirects_changed:,} "
         f"changed, {report.redirects_removed:,} removed\n"
         f"  sections   {report.sections_written:>8,} written, {report.sections_embedded:,} "
-        f"embedded, {report.sections_reused:,} vectors reused\n"
+        f"embedded, {report.sections_reused:,} vectors reused "
+        f"({report.vectors_kept:,} left in place)\n"
         f"  database   {report.db_bytes_after / 2**20:>8,.1f} MiB "
         f"(was {report.db_bytes_before / 2**20:,.1f}"
         + ("; compacted" if report.compacted else "")

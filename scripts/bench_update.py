@@ -153,6 +153,7 @@ def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                         "sections_written",
                         "sections_embedded",
                         "sections_reused",
+                        "vectors_kept",
                         "db_bytes_before",
                         "db_bytes_after",
                     )

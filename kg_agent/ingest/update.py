@@ -76,7 +76,7 @@ from kg_agent.ingest.prepare import GraphLookups, prepare
 from kg_agent.ingest.resolve import LinkResolver, TitleTable
 from kg_agent.ingest.sources import MEDIAWIKI, detect_format, fingerprint
 from kg_agent.ingest.stage import LoadLock, Stage
-from kg_agent.ingest.write import WriteJob, write_in_child
+from kg_agent.ingest.write import VECTOR_KEYS, WriteJob, write_in_child
 from kg_agent.store import SCHEMA_VERSION, GraphStore
 from kg_agent.store.edits import GraphEdits
 from kg_agent.store.indexes import TextSource
@@ -149,6 +149,7 @@ class UpdateReport:
     sections_written: int = 0
     sections_embedded: int = 0  # by the model: text that changed
     sections_reused: int = 0  # vectors kept from the graph or the embedding cache
+    vectors_kept: int = 0  # of those, left in place in the graph's vector index
     removed_stubs: int = 0
     removed_categories: int = 0
     db_bytes_before: int = 0
@@ -378,6 +379,7 @@ class Updater:
             progress=opts.progress,
             max_section_words=opts.max_section_words,
             edits={
+                "graph_vectors": str(stage.file("graph-vectors.parquet")),
                 "deleted": str(stage.file("deleted.parquet")),
                 "removed_redirects": str(stage.file("removed-redirects.parquet")),
                 "result": str(result),
@@ -386,6 +388,7 @@ class Updater:
         out = self._timed("write", report, lambda: write_in_child(job))
         if read_all:
             _every_page_read(self.db_path)
+        report.vectors_kept = int(out.get("vectors_kept", 0))
         report.stubbed = int(out.get("stubbed_articles", 0))
         report.removed_stubs = int(out.get("removed_stubs", 0))
         report.removed_categories = int(out.get("removed_categories", 0))
@@ -909,15 +912,23 @@ def _reuse_cache(db_path: str, stage: Stage, embedder: Embedder) -> EmbeddingCac
             pq.ParquetFile(stage.file("rewrite.parquet")) as rewrite,
         ):
             graph = GraphEdits(store)
+            keys = pq.ParquetWriter(stage.file("graph-vectors.parquet.tmp"), VECTOR_KEYS)
             for batch in rewrite.iter_batches(batch_size=5000, columns=["title"]):
                 titles = batch.column("title").to_pylist()
                 texts: list[str] = []
                 vectors: list[Any] = []
-                for article, path, text, vector in graph.section_vectors(titles):
+                ids: list[str] = []
+                hashes: list[str] = []
+                for article, path, text, vector, sid, h in graph.section_vectors(titles):
                     texts.append(embedding_input(article, path, text))
                     vectors.append(vector)
+                    ids.append(sid)
+                    hashes.append(h)
                 if texts:
                     cache.put_many(texts, _matrix(vectors))
+                    keys.write_table(pa.table([ids, hashes], schema=VECTOR_KEYS))
+            keys.close()
+            stage.file("graph-vectors.parquet.tmp").replace(stage.file("graph-vectors.parquet"))
         stage.mark("reuse", {"done": True})
     return cache
 

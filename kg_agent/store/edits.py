@@ -68,13 +68,14 @@ class GraphEdits:
         )
 
     def section_vectors(self, titles: Sequence[str]) -> Iterator[list[Any]]:
-        """(article, heading path, text, vector) of the sections of ``titles`` that have
-        a vector: what an update reuses for a section whose text did not change."""
+        """(article, heading path, text, vector, section id, text hash) of the sections
+        of ``titles`` that have a vector: what an update reuses for a section whose text
+        did not change (and leaves in place when its id did not change either)."""
         for chunk in _chunks(titles):
             yield from self.store._run(
                 "UNWIND $t AS t MATCH (a:Article {title: t})-[:HAS_SECTION]->(s:Section) "
                 "MATCH (v:SectionVector {id: s.id}) "
-                "RETURN s.article, s.heading_path, s.text, v.embedding",
+                "RETURN s.article, s.heading_path, s.text, v.embedding, v.id, v.text_hash",
                 {"t": chunk},
             )
 

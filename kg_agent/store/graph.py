@@ -19,7 +19,7 @@ import json
 import os
 import threading
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -441,10 +441,28 @@ class GraphStore(GraphReads, VectorWrites):
         )
         return {str(r[0]) for r in rows}
 
-    def clear_article_content(self, titles: Sequence[str]) -> None:
+    def section_vector_keys(self, titles: Sequence[str]) -> list[tuple[str, str]]:
+        """(section id, text hash) of the vectors of the sections of ``titles``."""
+        if not titles:
+            return []
+        return [
+            (str(r[0]), str(r[1]))
+            for r in self._run(
+                "UNWIND $t AS t MATCH (a:Article {title: t})-[:HAS_SECTION]->(s:Section) "
+                "MATCH (v:SectionVector {id: s.id}) RETURN v.id, v.text_hash",
+                {"t": list(dict.fromkeys(titles))},
+            )
+        ]
+
+    def clear_article_content(
+        self, titles: Sequence[str], *, keep_vectors: Collection[str] = ()
+    ) -> None:
         """Remove what a re-load replaces: sections, outgoing links and category edges.
 
         The Article node itself stays, so links *into* it from other loads survive.
+        ``keep_vectors``: section ids whose vector stays (the re-load writes the same
+        text under the same id): every vector inserted into Kùzu's HNSW index costs
+        milliseconds, so an update re-inserts only the vectors of text that changed.
         """
         if not titles:
             return
@@ -457,6 +475,8 @@ class GraphStore(GraphReads, VectorWrites):
                 t,
             )
         ]
+        if keep_vectors:
+            ids = [i for i in ids if i not in keep_vectors]
         if ids:
             self._run("UNWIND $i AS i MATCH (v:SectionVector {id: i}) DELETE v", {"i": ids})
         self._run(

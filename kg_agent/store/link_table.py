@@ -94,13 +94,38 @@ def _fill(
         if keys:
             k, o, c = np.concatenate(keys), np.concatenate(others), np.concatenate(counts)
             del keys, others, counts
-            order = np.lexsort((o, -c, k))
+            o, c = _sorted(k - lo, o, c, hi - lo, n_nodes)
             start = int(ptr[lo])
             out.seek(nbr_at + 4 * start)
-            out.write(o[order].tobytes())
+            out.write(o.tobytes())
             out.seek(cnt_at + 4 * start)
-            out.write(c[order].tobytes())
+            out.write(c.tobytes())
         lo = hi
+
+
+def _sorted(
+    k: np.ndarray, o: np.ndarray, c: np.ndarray, n_keys: int, n_nodes: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Neighbours and counts in (key, count descending, neighbour) order.
+
+    Why not ``np.lexsort``: it sorts three columns one after the other, 0.7 s for 4M
+    links, most of a table's write. The three fit one int64 (key, count's complement,
+    neighbour in that order of bits: 23 + 23 bits at 7M articles), and one sort of it is
+    5-10x faster. ``lexsort`` stays for a range whose numbers do not fit."""
+    c_max = int(c.max())
+    bits_o = max(int(n_nodes - 1).bit_length(), 1)
+    bits_c = max(c_max.bit_length(), 1)
+    bits_k = max(int(n_keys - 1).bit_length(), 1)
+    if int(c.min()) < 0 or bits_k + bits_c + bits_o > 63:
+        order = np.lexsort((o, -c, k))
+        return o[order], c[order]
+    packed = k.astype(np.int64) << (bits_c + bits_o)
+    packed |= (c_max - c.astype(np.int64)) << bits_o
+    packed |= o.astype(np.int64)
+    packed.sort()
+    nbr = (packed & ((1 << bits_o) - 1)).astype(np.int32)
+    cnt = (c_max - ((packed >> bits_o) & ((1 << bits_c) - 1))).astype(np.int32)
+    return nbr, cnt
 
 
 def write_link_table(exported: Path, n_nodes: int, target: Path, key: str) -> int:

@@ -116,6 +116,9 @@ def test_update_reports_every_kind_of_change(updated: tuple[Path, dict[str, Any]
     # only sections whose text changed reach the model; the rest keep their vectors
     assert 0 < report["sections_embedded"] < report["sections_written"]
     assert report["sections_embedded"] + report["sections_reused"] == report["sections_written"]
+    # a reused vector under the same section id stays in the vector index (relinked
+    # articles: all of theirs); one whose section moved is inserted again
+    assert 0 < report["vectors_kept"] <= report["sections_reused"]
 
 
 def test_updated_graph_equals_a_fresh_load_of_the_newer_dump(
@@ -152,6 +155,19 @@ def test_updated_graph_answers_from_the_new_text(updated: tuple[Path, dict[str, 
         byron = agent.query("Which poems did Lord Byron write?")
         assert byron.evidence[0].title == "Lord Byron"
         assert all(e.title != "Joseph Marie Jacquard" for e in agent.query("Jacquard").evidence)
+
+
+def test_the_vector_index_finds_every_vector_kept_or_written(
+    updated: tuple[Path, dict[str, Any]],
+) -> None:
+    """Vectors left in place and vectors inserted are both in Kùzu's HNSW index: a
+    search with a section's own vector finds that section (or one of the same text)."""
+    db, _ = updated
+    with GraphStore.open(db, read_only=True) as store:
+        rows = store.query("MATCH (v:SectionVector) RETURN v.id AS id, v.embedding AS v")
+        for row in rows:
+            hits = store.vector_search(row["v"], 3)
+            assert hits and hits[0].score > 0.9999, row["id"]
 
 
 def test_same_update_again_has_nothing_to_do(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -70,3 +71,22 @@ def test_a_file_of_another_kind_is_refused(tmp_path: Path) -> None:
     bad.write_bytes(b'{"magic": "something else"}'.ljust(4096, b" "))
     with pytest.raises(ValueError, match="not a link table"):
         LinkTable(bad)
+
+
+@pytest.mark.parametrize(
+    ("n_nodes", "max_count"),
+    [(1, 1), (5_000, 7), (7_000_000, 300), (2**31 - 1, 2**31 - 1)],
+    ids=["one-node", "small", "english-wikipedia", "too-wide-for-one-int64"],
+)
+def test_one_packed_sort_orders_as_lexsort(n_nodes: int, max_count: int) -> None:
+    """The packed int64 sort (and the lexsort kept for numbers too wide to pack) give
+    the order of a three-column sort: key, count descending, neighbour."""
+    rng = np.random.default_rng(5)
+    n_keys = min(n_nodes, 1_000)
+    k = rng.integers(0, n_keys, 5_000).astype(np.int32)
+    o = rng.integers(0, n_nodes, 5_000).astype(np.int32)
+    c = rng.integers(0, max_count, 5_000, endpoint=True).astype(np.int32)
+    order = np.lexsort((o, -c.astype(np.int64), k))
+    nbr, cnt = link_table._sorted(k, o, c, n_keys, n_nodes)
+    assert nbr.dtype == cnt.dtype == np.int32
+    assert np.array_equal(nbr, o[order]) and np.array_equal(cnt, c[order])
