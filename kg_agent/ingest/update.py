@@ -24,7 +24,9 @@ An update is a load that writes a difference:
    did not change (only changed text reaches the model);
 5. **write** it all in one transaction (:mod:`.write`, :mod:`kg_agent.store.edits`):
    replaced articles, deleted ones (kept as stubs while something links to them),
-   redirects, orphaned stubs and categories;
+   redirects, orphaned stubs and categories. A rewritten article's section whose id and
+   text did not change keeps its row in the vector table: only vectors of changed text
+   go through Kùzu's HNSW index again (milliseconds each);
 6. **index**: the text index changed in place, PageRank, article and link tables and
    the linker rebuilt (the vector index is kept up to date by Kùzu as rows change).
 
