@@ -418,29 +418,79 @@ def iter_fragment_pages(
     if last and b"</mediawiki>" not in tail:
         raise SourceError(source, "truncated: the dump ends without </mediawiki>", where=where)
     parser = WikitextParser(namespaces, keep_link_only_sections=keep_link_only_sections)
-    wrapped = io.BytesIO(b"<kg-unit>" + data[first:end] + b"</kg-unit>")
-    root: ET.Element | None = None
-    at = first  # the position of the next <page> (XML text cannot hold a bare one)
-    try:
-        for event, elem in ET.iterparse(wrapped, events=("start", "end")):
-            if event == "start":
-                if root is None:
-                    root = elem
-                continue
-            if local_name(elem.tag) != "page":
-                continue
-            page, _title = page_from_element(elem, parser, namespaces, pages)
-            if root is not None:
-                root.clear()
-            here, at = at, data.find(_PAGE_TAG, at + 1)
-            if page is not None:
-                if locate is not None and not page.is_redirect:
-                    page = dataclasses.replace(page, offset=locate(here))
-                yield page
-    except ET.ParseError as exc:
-        line, col = exc.position
-        raise SourceError(
-            source,
-            f"malformed XML: {parse_error_reason(exc)}",
-            where=f"{where}, line {line}, column {col}",
-        ) from None
+    run = _PageRun(data, first, namespaces, parser, pages, locate, source, where)
+    if pages is None or not pages.keeps_from_bytes:
+        yield from run.parse(first, end)
+        return
+    # An update's parse: a page the graph has is recognised from its bytes and kept;
+    # the pages between kept ones are parsed as a run (see PageFilter.kept_at).
+    start = first  # the first page of the run not parsed yet
+    at = first
+    while 0 <= at < end:
+        nxt = data.find(_PAGE_TAG, at + 1, end)
+        stop = nxt if nxt >= 0 else end
+        kept = pages.kept_at(data, at, stop)
+        if kept is not None:
+            if start < at:
+                yield from run.parse(start, at)
+            title, page_id, revision, digest = kept
+            yield ParsedPage(
+                title=title,
+                page_id=page_id,
+                revision=revision,
+                digest=digest,
+                kept=True,
+                offset=locate(at) if locate is not None else None,
+            )
+            start = stop
+        at = nxt
+    if start < end:
+        yield from run.parse(start, end)
+
+
+class _PageRun:
+    """Pages of one unit parsed with ElementTree, a run of whole pages at a time."""
+
+    def __init__(
+        self,
+        data: bytes,
+        first: int,
+        namespaces: dict[str, int],
+        parser: WikitextParser,
+        pages: PageFilter | None,
+        locate: Callable[[int], int] | None,
+        source: str,
+        where: str,
+    ) -> None:
+        self.data, self.first, self.namespaces, self.parser = data, first, namespaces, parser
+        self.pages, self.locate, self.source, self.where = pages, locate, source, where
+
+    def parse(self, start: int, end: int) -> Iterator[ParsedPage]:
+        data = self.data
+        wrapped = io.BytesIO(b"<kg-unit>" + data[start:end] + b"</kg-unit>")
+        root: ET.Element | None = None
+        at = start  # the position of the next <page> (XML text cannot hold a bare one)
+        try:
+            for event, elem in ET.iterparse(wrapped, events=("start", "end")):
+                if event == "start":
+                    if root is None:
+                        root = elem
+                    continue
+                if local_name(elem.tag) != "page":
+                    continue
+                page, _title = page_from_element(elem, self.parser, self.namespaces, self.pages)
+                if root is not None:
+                    root.clear()
+                here, at = at, data.find(_PAGE_TAG, at + 1)
+                if page is not None:
+                    if self.locate is not None and not page.is_redirect:
+                        page = dataclasses.replace(page, offset=self.locate(here))
+                    yield page
+        except ET.ParseError as exc:
+            line, col = exc.position
+            line += data.count(b"\n", self.first, start)  # lines of the unit, as one run
+            raise SourceError(
+                self.source,
+                f"malformed XML: {parse_error_reason(exc)}",
+                where=f"{self.where}, line {line}, column {col}",
+            ) from None

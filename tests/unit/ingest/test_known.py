@@ -4,9 +4,10 @@ reparse reads back only the pages it is asked for (``kg_agent.ingest.known``).""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kg_agent.ingest.known import KnownPages, PageFilter, link_targets, page_key, write_keys
-from kg_agent.ingest.mediawiki import iter_dump_pages
+from kg_agent.ingest.mediawiki import iter_dump_pages, iter_fragment_pages
 from kg_agent.ingest.shards import ShardBuilder
 
 DUMP = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">
@@ -149,3 +150,117 @@ def test_link_targets_cases() -> None:
     found = link_targets(text)
     assert {"Paris France", "Category:X", "AT&T", "Café", "Louvre", "The museum"} <= found
     assert "Seine" in found and "Hidden" not in found
+
+
+# ------------------------------------------------- kept pages recognised from their bytes
+def _unit(text: str | bytes) -> bytes:
+    """A dump's pages as a parse unit holds them (from the first ``<page>`` on)."""
+    data = text.encode() if isinstance(text, str) else text
+    return data[data.find(b"<page>") :]
+
+
+def _fragment_pages(data: bytes, pages: PageFilter | None, *, fast: bool) -> list[Any]:
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        if not fast:
+            mp.setattr(PageFilter, "keeps_from_bytes", property(lambda self: False))
+        return list(
+            iter_fragment_pages(
+                data,
+                {},
+                source="d",
+                where="unit 0",
+                last=b"</mediawiki>" in data[-64:],
+                pages=pages,
+                locate=lambda i: i,
+            )
+        )
+
+
+def _plain_dumps(shared: Path, tmp_path: Path) -> list[Path]:
+    from kg_agent.cli import SAMPLE_DUMP
+
+    return [p for p in _dumps(shared, tmp_path) if p.suffix == ".xml"] + [Path(SAMPLE_DUMP)]
+
+
+def test_pages_kept_from_their_bytes_are_the_pages_the_tree_keeps(
+    shared_data_dir: Path, tmp_path: Path
+) -> None:
+    """On every plain shared dump, the shipped sample and a synthetic dump, with every
+    article's key known: the same pages, in the same order, with the same fields, as
+    when each page's element tree decides; the bytes recognise every kept page that has
+    a ``<sha1>`` (exports without one are parsed as before)."""
+    kept = 0
+    for dump in _plain_dumps(shared_data_dir, tmp_path):
+        data = _unit(dump.read_bytes())
+        parsed = _fragment_pages(data, None, fast=False)
+        known = tmp_path / f"{dump.name}.npy"
+        write_keys(
+            known,
+            [page_key(p.title, p.page_id, p.revision, p.digest) for p in parsed if p.digest],
+        )
+        flt = PageFilter(str(known))
+        slow = _fragment_pages(data, flt, fast=False)
+        fast = _fragment_pages(data, flt, fast=True)
+        assert fast == slow, dump.name
+        for p in slow:  # a page with the dump's <sha1> is recognised from its bytes
+            if p.kept and not p.digest.startswith("b2:"):
+                assert p.offset is not None
+                stop = data.find(b"<page>", p.offset + 1)
+                found = flt.kept_at(data, p.offset, stop if stop > 0 else len(data))
+                assert found == (p.title, p.page_id, p.revision, p.digest), p.title
+                kept += 1
+    assert kept > 300
+
+
+def test_only_the_plain_shape_of_a_known_page_is_kept_from_its_bytes(tmp_path: Path) -> None:
+    page = (
+        "<page>\n <title>{title}</title>\n <ns>{ns}</ns>\n <id>7</id>{extra}\n"
+        " <revision>\n  <id>70</id>\n  <text>x</text>\n  {sha}\n </revision>{rev2}\n</page>\n"
+    )
+
+    def shape(
+        title: str = "Albedo",
+        ns: int = 0,
+        extra: str = "",
+        sha: str = "<sha1>abc</sha1>",
+        rev2: str = "",
+    ) -> bytes:
+        return page.format(title=title, ns=ns, extra=extra, sha=sha, rev2=rev2).encode()
+
+    known = tmp_path / "k.npy"
+    write_keys(known, [page_key("Albedo", 7, 70, "abc"), page_key("A&B", 7, 70, "abc")])
+    flt = PageFilter(str(known))
+    plain = shape()
+    assert flt.kept_at(plain, 0, len(plain)) == ("Albedo", 7, 70, "abc")
+    for other in (
+        shape(title="Other"),  # not known
+        shape(ns=1),
+        shape(extra='<redirect title="X" />'),
+        shape(sha="<sha1/>"),
+        shape(sha=""),
+        shape(title="A&amp;B"),  # entities: the tree decodes them
+        shape(rev2="<revision><id>71</id></revision>"),  # a history export
+    ):
+        assert flt.kept_at(other, 0, len(other)) is None, other
+    cut = plain[: plain.find(b"</page>")]
+    assert flt.kept_at(cut, 0, len(cut)) is None
+    assert PageFilter(only=str(known)).keeps_from_bytes is False
+
+
+def test_malformed_xml_after_kept_pages_is_reported_where_it_is(tmp_path: Path) -> None:
+    from kg_agent.exceptions import SourceError
+
+    bad = DUMP.replace("<title>Anarchism</title>", "<title>Anarchism</titel>")
+    known = tmp_path / "k.npy"
+    write_keys(known, [page_key("Albedo", 39, 715952044, "aaa")])
+    flt = PageFilter(str(known))
+    messages = []
+    for fast in (False, True):
+        try:
+            _fragment_pages(_unit(bad), flt, fast=fast)
+        except SourceError as exc:
+            messages.append(str(exc))
+    assert len(messages) == 2 and messages[0] == messages[1]
+    assert "line 9, column 22" in messages[0]  # Anarchism's title, 9th line of the unit
