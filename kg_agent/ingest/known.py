@@ -6,7 +6,9 @@ update gives its parse workers the key of every article the graph holds (title, 
 revision and digest hashed to 64 bits, a sorted array memory-mapped by every worker: 8
 bytes a page, 55 MB for the English Wikipedia) and a worker *keeps* a page whose key is
 there: it writes the page's article row, marked ``kept``, without its sections, links
-and categories.
+and categories. A page of the plain dump shape is recognised from its bytes
+(:meth:`PageFilter.kept_at`), without building its XML tree, which is most of what
+reading it costs once its wikitext is skipped.
 
 What an update later needs of a kept page is read a second time, alone (its bytes, or
 its bz2 stream: :func:`kg_agent.ingest.parse.reparse_pages`): the pages it must rewrite
