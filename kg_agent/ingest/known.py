@@ -240,7 +240,10 @@ class PageFilter:
         digest = data[sha + 6 : data.find(b"</sha1>", sha, rev_end)].strip()
         if not digest or not digest.isalnum():
             return None
-        title = normalize_title(title_raw.decode("utf-8"))
+        try:
+            title = normalize_title(title_raw.decode("utf-8"))
+        except UnicodeDecodeError:  # the XML parser says what is wrong with it
+            return None
         page_id, revision = int(m.group(3)), int(m.group(4))
         sha1 = digest.decode("ascii")
         if not title or page_key(title, page_id, revision, sha1) not in self._keys(str(self.known)):

@@ -562,6 +562,7 @@ def _reset_after_resolve(stage: Stage) -> None:
     stage.units.drop_from(REPARSE_BASE)  # read for the old set of articles
     for name in ("embedded", "reuse"):
         shutil.rmtree(stage.root / name, ignore_errors=True)
+    stage.file("graph-vectors.parquet").unlink(missing_ok=True)  # the old set's vectors
     stage.embedded.dir.mkdir(parents=True, exist_ok=True)
 
 

@@ -441,19 +441,6 @@ class GraphStore(GraphReads, VectorWrites):
         )
         return {str(r[0]) for r in rows}
 
-    def section_vector_keys(self, titles: Sequence[str]) -> list[tuple[str, str]]:
-        """(section id, text hash) of the vectors of the sections of ``titles``."""
-        if not titles:
-            return []
-        return [
-            (str(r[0]), str(r[1]))
-            for r in self._run(
-                "UNWIND $t AS t MATCH (a:Article {title: t})-[:HAS_SECTION]->(s:Section) "
-                "MATCH (v:SectionVector {id: s.id}) RETURN v.id, v.text_hash",
-                {"t": list(dict.fromkeys(titles))},
-            )
-        ]
-
     def clear_article_content(
         self, titles: Sequence[str], *, keep_vectors: Collection[str] = ()
     ) -> None:

@@ -244,6 +244,8 @@ def test_only_the_plain_shape_of_a_known_page_is_kept_from_its_bytes(tmp_path: P
         shape(rev2="<revision><id>71</id></revision>"),  # a history export
     ):
         assert flt.kept_at(other, 0, len(other)) is None, other
+    bad_utf8 = plain.replace(b"Albedo", b"Alb\xffedo")
+    assert flt.kept_at(bad_utf8, 0, len(bad_utf8)) is None
     cut = plain[: plain.find(b"</page>")]
     assert flt.kept_at(cut, 0, len(cut)) is None
     assert PageFilter(only=str(known)).keeps_from_bytes is False
