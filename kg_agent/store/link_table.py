@@ -108,10 +108,11 @@ def _sorted(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Neighbours and counts in (key, count descending, neighbour) order.
 
-    Why not ``np.lexsort``: it sorts three columns one after the other, 0.7 s for 4M
-    links, most of a table's write. The three fit one int64 (key, count's complement,
-    neighbour in that order of bits: 23 + 23 bits at 7M articles), and one sort of it is
-    5-10x faster. ``lexsort`` stays for a range whose numbers do not fit."""
+    Why not ``np.lexsort``: it sorts three columns one after the other, most of a
+    table's write. The three fit one int64 (key, count's complement, neighbour in that
+    order of bits: 23 + 23 bits at 7M articles), and one sort of it is ~4x faster
+    (4M links: 1.3 s against 0.3 s, gathers included). ``lexsort`` stays for a range
+    whose numbers do not fit."""
     c_max = int(c.max())
     bits_o = max(int(n_nodes - 1).bit_length(), 1)
     bits_c = max(c_max.bit_length(), 1)
