@@ -15,8 +15,6 @@ from kg_agent.store.reads import VECTOR_INDEX
 
 __all__ = ["VectorWrites", "vector_table_ddl"]
 
-_DELETE_CHUNK = 5000
-
 
 def vector_table_ddl(dimension: int) -> str:
     return (
@@ -32,6 +30,7 @@ class VectorWrites:
 
         def _run(self, cypher: str, params: Any = None) -> list[list[Any]]: ...
         def _pk(self, cypher: str, params: Any) -> list[list[Any]]: ...
+        def _keys(self, cypher: str, keys: Sequence[Any], *, table: str) -> list[list[Any]]: ...
         def index_names(self) -> set[str]: ...
         def set_meta(self, **values: str) -> None: ...
 
@@ -50,9 +49,7 @@ class VectorWrites:
         self._run(vector_table_ddl(dimension))
 
     def delete_vectors(self, ids: Sequence[str]) -> None:
-        for i in range(0, len(ids), _DELETE_CHUNK):
-            chunk = list(ids[i : i + _DELETE_CHUNK])
-            self._run("UNWIND $i AS i MATCH (v:SectionVector {id: i}) DELETE v", {"i": chunk})
+        self._keys("MATCH (v:SectionVector {id: $key}) DELETE v", ids, table="SectionVector")
 
     def vector_hash(self, section_id: str) -> str | None:
         """The text hash a section's vector was computed from (None: no vector)."""
