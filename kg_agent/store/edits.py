@@ -74,7 +74,7 @@ class GraphEdits:
                 "MATCH (v:SectionVector {id: s.id}) "
                 "RETURN s.article, s.heading_path, s.text, v.embedding, v.id, v.text_hash",
                 chunk,
-                table="Article",
+                table="HAS_SECTION",
             )
 
     def mentioning_articles(self, titles: Sequence[str]) -> set[str]:
@@ -108,10 +108,12 @@ class GraphEdits:
             "MATCH (a:Article {title: $key})-[:LINKS_TO]->(b:Article) "
             "WHERE b.is_stub = true RETURN DISTINCT b.title",
             titles,
+            "LINKS_TO",
         ) | self._titles(
             "MATCH (a:Article {title: $key})-[:HAS_SECTION]->(:Section)"
             "-[:MENTIONS]->(b:Article) WHERE b.is_stub = true RETURN DISTINCT b.title",
             titles,
+            "MENTIONS",
         )
 
     def stubs_redirected_from(self, redirects: Sequence[str]) -> set[str]:
@@ -119,13 +121,14 @@ class GraphEdits:
             "MATCH (r:Redirect {title: $key})-[:REDIRECTS_TO]->(b:Article) "
             "WHERE b.is_stub = true RETURN b.title",
             redirects,
-            table="Redirect",
+            "REDIRECTS_TO",
         )
 
     def categories_of(self, titles: Sequence[str]) -> set[str]:
         return self._titles(
             "MATCH (a:Article {title: $key})-[:IN_CATEGORY]->(c:Category) RETURN DISTINCT c.name",
             titles,
+            "IN_CATEGORY",
         )
 
     def redirects_into(self, titles: Sequence[str]) -> set[str]:
@@ -203,11 +206,14 @@ class GraphEdits:
         self._each("MATCH (a:Article {title: $key}) DETACH DELETE a", titles)
 
     def delete_unused_categories(self, names: Sequence[str]) -> int:
-        gone = self._titles(
-            "MATCH (c:Category {name: $key}) "
-            "WHERE NOT EXISTS { MATCH (:Article)-[:IN_CATEGORY]->(c) } RETURN c.name",
-            names,
-            table="Category",
+        """The categories among ``names`` no article is in any more, deleted (no
+        ``NOT EXISTS`` subquery: Kùzu scans every edge for one)."""
+        have = self._titles("MATCH (c:Category {name: $key}) RETURN c.name", names, "Category")
+        used = self._titles(
+            "MATCH (:Article)-[:IN_CATEGORY]->(c:Category {name: $key}) RETURN DISTINCT c.name",
+            sorted(have),
+            "IN_CATEGORY",
         )
-        self._each("MATCH (c:Category {name: $key}) DELETE c", sorted(gone), table="Category")
+        gone = sorted(have - used)
+        self._each("MATCH (c:Category {name: $key}) DELETE c", gone, table="Category")
         return len(gone)

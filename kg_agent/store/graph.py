@@ -53,9 +53,13 @@ SCHEMA_VERSION = "3"
 READABLE_SCHEMA_VERSIONS = frozenset({"2", SCHEMA_VERSION})
 
 #: :meth:`GraphStore._keyed` looks rows up one by one while they are at most a
-#: 1/_POINT_PER_ROWS share of the table's rows: a primary-key lookup costs ~0.45 ms, a
-#: scan of the table ~0.4 µs a row (both measured on a 125k-article graph).
+#: 1/_POINT_PER_ROWS share of the rows of the table a scan would read. Measured on graphs
+#: of 13k and 125k articles (``scripts/bench_lookups.py``): a scan costs ~0.3 µs a row,
+#: node or relationship; a lookup ~0.4 ms on a node table alone, and 5-13 ms once it
+#: follows relationships (Kùzu reads the neighbours' properties by scanning every
+#: 2,048-row chunk that holds one), a cost that grows with the degree, not the graph.
 _POINT_PER_ROWS = 1000
+_POINT_PER_REL_ROWS = 20_000
 _SCAN_ROWS = 5000
 _PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 
@@ -308,17 +312,18 @@ class GraphStore(GraphReads, VectorWrites):
         articles: seconds a statement at English Wikipedia's 6.9M), while a prepared
         ``{title: $title}`` is a primary-key lookup (~0.5 ms). So a few rows against a
         large ``table`` run one by one, and many in one scan: the write of an update
-        then grows with its changes, not with the graph. ``table`` is the table the
-        scan would read: a match that ends at the key (``(x)-[:LINKS_TO]->({title: $key})``)
-        is planned as a scan of the relationship table (2.8 s for 22 titles at 100k
-        articles, 4M links). ``cypher`` is one of this package's statements; for the
-        scan every ``$name`` becomes a variable.
+        then grows with its changes, not with the graph. ``table`` is the largest table
+        the scan would read: the relationship table for a match that follows one
+        (1.1 s for 10 titles at 125k articles, 3.9M links, against 0.08 s looked up).
+        ``cypher`` is one of this package's statements; for the scan every ``$name``
+        becomes a variable.
         """
         if not rows:
             return []
         out: list[list[Any]] = []
         names = list(dict.fromkeys(_PARAM.findall(cypher)))
-        if len(rows) * _POINT_PER_ROWS <= self._table_rows(table):
+        per = _POINT_PER_REL_ROWS if table in REL_TABLES else _POINT_PER_ROWS
+        if len(rows) * per <= self._table_rows(table):
             for params in rows:  # only its own parameters: Kùzu refuses any other
                 out.extend(self._pk(cypher, {n: params[n] for n in names}))
             return out
@@ -478,7 +483,7 @@ class GraphStore(GraphReads, VectorWrites):
         rows = self._keys(
             "MATCH (r:Redirect {title: $key})-[:REDIRECTS_TO]->(a:Article) RETURN r.title, a.title",
             titles,
-            table="Redirect",
+            table="REDIRECTS_TO",
         )
         return {str(r): str(a) for r, a in rows}
 
@@ -499,13 +504,19 @@ class GraphStore(GraphReads, VectorWrites):
         if not titles:
             return
         sections = "MATCH (a:Article {title: $key})-[:HAS_SECTION]->(s:Section) "
-        ids = [str(r[0]) for r in self._keys(sections + "RETURN s.id", titles)]
+        ids = [str(r[0]) for r in self._keys(sections + "RETURN s.id", titles, table="HAS_SECTION")]
         if keep_vectors:
             ids = [i for i in ids if i not in keep_vectors]
         self.delete_vectors(ids)
-        self._keys(sections + "DETACH DELETE s", titles)
-        self._keys("MATCH (a:Article {title: $key})-[r:LINKS_TO]->() DELETE r", titles)
-        self._keys("MATCH (a:Article {title: $key})-[r:IN_CATEGORY]->() DELETE r", titles)
+        self._keys(sections + "DETACH DELETE s", titles, table="HAS_SECTION")
+        self._keys(
+            "MATCH (a:Article {title: $key})-[r:LINKS_TO]->() DELETE r", titles, table="LINKS_TO"
+        )
+        self._keys(
+            "MATCH (a:Article {title: $key})-[r:IN_CATEGORY]->() DELETE r",
+            titles,
+            table="IN_CATEGORY",
+        )
 
     def delete_redirects(self, titles: Sequence[str]) -> None:
         self._keys("MATCH (r:Redirect {title: $key}) DETACH DELETE r", titles, table="Redirect")

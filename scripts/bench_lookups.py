@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Benchmark an update's statements by primary-key lookups against one scan, by graph size.
+
+Why: an update's write looks up and edits the articles it touches (``GraphStore._keyed``).
+Kùzu 0.11.3 answers ``UNWIND $titles … MATCH (a:Article {title: …})`` with a scan of the
+table, whose cost grows with the graph however few the titles, and a prepared
+``{title: $key}`` with a primary-key lookup, whose cost does not. ``_keyed`` picks one by
+the ratio of titles to rows. This measures both forms, and the one it picks, of a
+few of the update's statements, for ``--keys`` titles, on graphs of each size (the
+graphs ``scripts/bench_update.py`` loads: ``--graphs``), so that what each costs on a larger
+graph can be read off the table. Writes run in a transaction that is rolled back (no
+``COPY`` in it: the rollback is safe). Prints a table and saves JSON::
+
+    .venv/bin/python scripts/bench_lookups.py \\
+        --graphs bench_out/update/n10000/base.kuzu,bench_out/update/n100000/base.kuzu \\
+        --json bench_out/lookups.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_scale import cpu_model  # noqa: E402
+
+from kg_agent.store import GraphStore  # noqa: E402
+from kg_agent.store import graph as graph_module  # noqa: E402
+from kg_agent.store.edits import GraphEdits  # noqa: E402
+
+#: The ratios of keys to rows forcing each form; "auto" is what an update picks.
+DEFAULT = (graph_module._POINT_PER_ROWS, graph_module._POINT_PER_REL_ROWS)
+FORMS = {"point": (0, 0), "scan": (10**12, 10**12), "auto": DEFAULT}
+
+STATEMENTS: dict[str, Callable[[GraphStore, list[str]], Any]] = {
+    "existing_articles": lambda s, t: s.existing_articles(t),
+    "linking_articles": lambda s, t: GraphEdits(s).linking_articles(t),
+    "still_linked": lambda s, t: GraphEdits(s).still_linked(t),
+    "stubs_linked_from": lambda s, t: GraphEdits(s).stubs_linked_from(t),
+    "clear_article_content": lambda s, t: s.clear_article_content(t),
+}
+WRITES = {"clear_article_content"}
+
+
+def measure(db: Path, keys: list[int], repeat: int) -> list[dict[str, Any]]:
+    with GraphStore.open(db, read_only=True) as store:
+        titles = [
+            str(r[0]) for r in store._run("MATCH (a:Article) WHERE NOT a.is_stub RETURN a.title")
+        ]
+        articles = int(store._scalar("MATCH (a:Article) RETURN count(a)"))
+        links = int(store._scalar("MATCH ()-[r:LINKS_TO]->() RETURN count(r)"))
+    rng = random.Random(0)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / db.name
+        shutil.copy2(db, copy)  # writes are rolled back, but never into the benchmark's graph
+        with GraphStore.open(copy, read_only=False) as store:
+            for k in keys:
+                sample = rng.sample(titles, min(k, len(titles)))
+                for name, fn in STATEMENTS.items():
+                    row: dict[str, Any] = {
+                        "graph": str(db),
+                        "articles": articles,
+                        "links": links,
+                        "keys": len(sample),
+                        "statement": name,
+                    }
+                    for form, (nodes, rels) in FORMS.items():
+                        graph_module._POINT_PER_ROWS = nodes
+                        graph_module._POINT_PER_REL_ROWS = rels
+                        best = float("inf")
+                        for _ in range(repeat):
+                            if name in WRITES:
+                                store.begin()
+                            t0 = time.perf_counter()
+                            fn(store, sample)
+                            best = min(best, time.perf_counter() - t0)
+                            if name in WRITES:
+                                store.rollback()
+                        row[f"{form}_s"] = round(best, 4)
+                    rows.append(row)
+                    print(
+                        f"{articles:>9,} {links:>11,} {len(sample):>6} {name:<22} "
+                        f"{row['point_s']:>8.3f} {row['scan_s']:>8.3f} {row['auto_s']:>8.3f}",
+                        flush=True,
+                    )
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--graphs", required=True, help="Graphs to measure on, comma-separated.")
+    ap.add_argument("--keys", default="10,100,1000", help="Titles looked up, comma-separated.")
+    ap.add_argument("--repeat", type=int, default=3, help="Runs of each; the best is kept.")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    keys = [int(k) for k in args.keys.split(",")]
+    head = ("articles", "links", "titles", "statement", "point s", "scan s", "auto s")
+    print("{:>9} {:>11} {:>6} {:<22} {:>8} {:>8} {:>8}".format(*head))
+    rows: list[dict[str, Any]] = []
+    for g in args.graphs.split(","):
+        rows += measure(Path(g), keys, args.repeat)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(
+            json.dumps({"machine": cpu_model(), "rows": rows}, indent=2), encoding="utf-8"
+        )
+
+
+if __name__ == "__main__":
+    main()
