@@ -98,13 +98,18 @@ def prepare(
     graph: GraphLookups,
     *,
     progress: bool = True,
+    table: TitleTable | None = None,
 ) -> dict[str, Any]:
-    """Write ``stage.resolved``; returns the counts (also kept in ``resolve.json``)."""
+    """Write ``stage.resolved``; returns the counts (also kept in ``resolve.json``).
+
+    ``table``: the title table of ``parsed.units``, when the caller has it (an update's
+    diff builds it): ~1.5 s per 100k articles not spent twice."""
     done = stage.done("resolve")
     if done is not None and done.get("state") == graph.state:
         return dict(done["counts"])
     stage.forget("resolve")
-    table = TitleTable.from_shards(stage.units, parsed.units, parsed.cut)
+    if table is None:
+        table = TitleTable.from_shards(stage.units, parsed.units, parsed.cut)
     matcher = _matcher(table, graph) if parsed.counts.get("infer_mentions") else None
     resolver = LinkResolver(table, graph.lookup)
     counts: dict[str, int] = dict.fromkeys(

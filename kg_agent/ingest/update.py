@@ -337,7 +337,7 @@ class Updater:
             )
             return out
 
-        plan, extra = self._timed(
+        plan, extra, table = self._timed(
             "diff",
             report,
             lambda: _plan(self.db_path, stage, parsed, report.deletes, state, rechunk, reparse),
@@ -348,7 +348,9 @@ class Updater:
         _report_counts(report, plan)
         only = pq.read_table(stage.file("rewrite.parquet")).column("title").combine_chunks()
         counts = self._timed(
-            "resolve", report, lambda: self._prepare(stage, parsed, state, only, report.deletes)
+            "resolve",
+            report,
+            lambda: self._prepare(stage, parsed, state, only, report.deletes, table),
         )
         _keep_changed_redirects(stage)
         report.sections_written = int(counts.get("sections", 0))
@@ -397,7 +399,13 @@ class Updater:
         self._index(src, job.load, stage, parsed.units, report)
 
     def _prepare(
-        self, stage: Stage, parsed: ParseResult, state: str, only: pa.Array, deletes: bool
+        self,
+        stage: Stage,
+        parsed: ParseResult,
+        state: str,
+        only: pa.Array,
+        deletes: bool,
+        table: TitleTable | None,
     ) -> dict[str, Any]:
         with GraphStore.open(self.db_path, read_only=True) as store:
             lookup = _lookup(store, deletes)
@@ -408,7 +416,7 @@ class Updater:
                 state=state,
                 only=only,
             )
-            return prepare(stage, parsed, graph, progress=self.options.progress)
+            return prepare(stage, parsed, graph, progress=self.options.progress, table=table)
 
     def _embed(self, stage: Stage, units: Sequence[int], report: UpdateReport) -> None:
         """Embed the written sections, the graph's vectors of unchanged text first."""
@@ -578,10 +586,11 @@ def _plan(
     state: str,
     rechunk: bool,
     reparse: Reparse,
-) -> tuple[dict[str, Any], list[int]]:
+) -> tuple[dict[str, Any], list[int], TitleTable | None]:
     """Compare the parsed dump with the graph; writes the titles to rewrite, delete and
-    unredirect into the stage and returns the counts (kept in ``diff.json``) and the
-    units that pages kept by the parse were read again into.
+    unredirect into the stage and returns the counts (kept in ``diff.json``), the
+    units that pages kept by the parse were read again into, and the title table of
+    all those units, for the resolve (None when the diff was done by an earlier run).
 
     Everything per article stays in Arrow columns (a whole Wikipedia is ~7M titles).
     ``rechunk``: the graph was split into sections differently, so every article it
@@ -589,7 +598,7 @@ def _plan(
     """
     done = stage.done("diff")
     if done is not None and done.get("state") == state:
-        return dict(done["counts"]), [int(u) for u in done.get("extra_units", [])]
+        return dict(done["counts"]), [int(u) for u in done.get("extra_units", [])], None
     _reset_after_resolve(stage)
     table = TitleTable.from_shards(stage.units, parsed.units, parsed.cut)
     new = _dump_articles(stage, table, parsed.units)
@@ -716,7 +725,7 @@ def _plan(
         "redirects_removed": len(red_removed),
     }
     stage.mark("diff", {"state": state, "counts": counts, "extra_units": extra})
-    return counts, extra
+    return counts, extra, table
 
 
 def _dump_articles(stage: Stage, table: TitleTable, units: Sequence[int]) -> pa.Table:
