@@ -9,11 +9,13 @@ the ratio of titles to rows. This measures both forms, and the one it picks, of 
 few of the update's statements, for ``--keys`` titles, on graphs of each size (the
 graphs ``scripts/bench_update.py`` loads: ``--graphs``), so that what each costs on a larger
 graph can be read off the table. Writes run in a transaction that is rolled back (no
-``COPY`` in it: the rollback is safe). Prints a table and saves JSON::
+``COPY`` in it: the rollback is safe). ``--checkpoint`` also times the commit of a few
+small edits (deleting edges makes Kùzu's checkpoint rewrite the relationship table's
+node groups they were in; inserting does not). Prints tables and saves JSON::
 
     .venv/bin/python scripts/bench_lookups.py \\
         --graphs bench_out/update/n10000/base.kuzu,bench_out/update/n100000/base.kuzu \\
-        --json bench_out/lookups.json
+        --checkpoint --json bench_out/lookups.json
 """
 
 from __future__ import annotations
@@ -98,11 +100,66 @@ def measure(db: Path, keys: list[int], repeat: int) -> list[dict[str, Any]]:
     return rows
 
 
+#: What a transaction does before its commit, for the checkpoint's cost (``--checkpoint``).
+EDITS: dict[str, str | None] = {
+    "nothing": None,
+    "insert 1 link": "MATCH (a:Article {title: $t[1]}), (b:Article {title: $t[2]}) "
+    "CREATE (a)-[:LINKS_TO {count: 1, inferred: false}]->(b)",
+    "set 10 articles' word counts": "UNWIND $t[1:10] AS t MATCH (a:Article {title: t}) "
+    "SET a.word_count = 1",
+    "delete 1 article's links": "UNWIND $t[1:1] AS t "
+    "MATCH (a:Article {title: t})-[r:LINKS_TO]->() DELETE r",
+    "delete 10 articles' links": "UNWIND $t[1:10] AS t "
+    "MATCH (a:Article {title: t})-[r:LINKS_TO]->() DELETE r",
+    "delete 10 articles' sections": "UNWIND $t[1:10] AS t "
+    "MATCH (a:Article {title: t})-[:HAS_SECTION]->(s:Section) DETACH DELETE s",
+}
+
+
+def checkpoint(db: Path) -> list[dict[str, Any]]:
+    """Seconds of the commit and the close (where Kùzu checkpoints a small write) after
+    each of ``EDITS``, each on a fresh copy of ``db``."""
+    with GraphStore.open(db, read_only=True) as store:
+        titles = [
+            str(r[0]) for r in store._run("MATCH (a:Article) WHERE NOT a.is_stub RETURN a.title")
+        ]
+    sample = random.Random(1).sample(titles, 10)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / db.name
+        for name, cypher in EDITS.items():
+            shutil.copy2(db, copy)
+            store = GraphStore.open(copy, read_only=False)
+            store.begin()
+            t0 = time.perf_counter()
+            if cypher:
+                store._run(cypher, {"t": sample})
+            t1 = time.perf_counter()
+            store.commit()
+            store.close()
+            t2 = time.perf_counter()
+            rows.append(
+                {
+                    "graph": str(db),
+                    "edit": name,
+                    "edit_s": round(t1 - t0, 3),
+                    "commit_and_close_s": round(t2 - t1, 3),
+                }
+            )
+            print(f"{db.parent.name:>10} {name:<30} {t1 - t0:>8.3f} {t2 - t1:>8.3f}", flush=True)
+            copy.unlink()
+            Path(str(copy) + ".wal").unlink(missing_ok=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--graphs", required=True, help="Graphs to measure on, comma-separated.")
     ap.add_argument("--keys", default="10,100,1000", help="Titles looked up, comma-separated.")
     ap.add_argument("--repeat", type=int, default=3, help="Runs of each; the best is kept.")
+    ap.add_argument(
+        "--checkpoint", action="store_true", help="Also time the commit after small edits."
+    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     keys = [int(k) for k in args.keys.split(",")]
@@ -111,11 +168,15 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     for g in args.graphs.split(","):
         rows += measure(Path(g), keys, args.repeat)
+    commits: list[dict[str, Any]] = []
+    if args.checkpoint:
+        print("\n{:>10} {:<30} {:>8} {:>8}".format("graph", "edit", "edit s", "commit s"))
+        for g in args.graphs.split(","):
+            commits += checkpoint(Path(g))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(
-            json.dumps({"machine": cpu_model(), "rows": rows}, indent=2), encoding="utf-8"
-        )
+        out = {"machine": cpu_model(), "rows": rows, "checkpoint": commits}
+        args.json.write_text(json.dumps(out, indent=2), encoding="utf-8")
 
 
 if __name__ == "__main__":

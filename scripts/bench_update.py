@@ -75,6 +75,10 @@ def run(cmd: list[str]) -> dict[str, Any]:
 
 
 def copy_graph(src: Path, dst: Path) -> None:
+    """``src`` copied over ``dst``, and the stages an interrupted run left beside ``dst``
+    removed: an update would resume from one, and be timed without its parse."""
+    for stale in dst.parent.glob(f".{dst.name}.kg-*"):
+        shutil.rmtree(stale, ignore_errors=True)
     for suffix in ("", ".indexes"):
         target = Path(str(dst) + suffix)
         if target.is_dir():

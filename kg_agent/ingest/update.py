@@ -352,6 +352,7 @@ class Updater:
             report,
             lambda: self._prepare(stage, parsed, state, only, report.deletes, table),
         )
+        table = None  # every title of the dump: not held while the writer process runs
         _keep_changed_redirects(stage)
         report.sections_written = int(counts.get("sections", 0))
         embed = "now" if embeddings == "complete" else "none"
