@@ -36,7 +36,7 @@ from kg_agent.ingest.update import READ_EVERY_PAGE
 from kg_agent.ingest.write import WriteJob, now, write_in_child
 from kg_agent.store import SCHEMA_VERSION, GraphStore
 from kg_agent.store.edits import GraphEdits
-from kg_agent.store.indexes import TextSource
+from kg_agent.store.indexes import LinkChanges, TextSource
 from kg_agent.store.integrity import write_checksums
 from kg_agent.store.layout import (
     collect_garbage,
@@ -179,15 +179,18 @@ def _delete(
 def _finish_delete(db: str, stage: Stage, load_id: str, progress: bool) -> None:
     """After a delete's commit: the text index loses what went, the rest is rebuilt."""
     result = stage.file("edits-result.json")
-    text = None
+    text = links = None
     if result.exists():
         edits = json.loads(result.read_text(encoding="utf-8"))
         text = TextSource(removed_titles=edits["removed"], stubbed_titles=edits["stubbed"])
+        links = LinkChanges(
+            load_id, removed_titles=edits["removed"], stubbed_titles=edits["stubbed"]
+        )
     try:
         if text is None:  # no record of what went: the text index is rebuilt whole
             with GraphStore.open(db, read_only=False) as store:
                 store.set_meta(text_stale="1")
-        finish_indexes(db, load_id, text, pool_mb=None, progress=progress)
+        finish_indexes(db, load_id, text, pool_mb=None, progress=progress, links=links)
     except (KeyboardInterrupt, KGAgentError, OSError, RuntimeError) as exc:
         why = "interrupted" if isinstance(exc, KeyboardInterrupt) else one_line(exc)
         raise LoadAborted(

@@ -54,6 +54,7 @@ from kg_agent.ingest.stage import LoadLock, Stage, clean_stale_stages
 from kg_agent.ingest.write import WriteJob, now, write_graph, write_in_child
 from kg_agent.store import SCHEMA_VERSION, GraphStore
 from kg_agent.store.indexes import (
+    LinkChanges,
     TextSource,
     build_text_index,
     finalize_indexes,
@@ -605,9 +606,11 @@ def finish_indexes(
     *,
     pool_mb: int | None,
     progress: bool,
+    links: LinkChanges | None = None,
 ) -> dict[str, float]:
     """After a write into a graph: its indexes brought up to date (``text``: the text
-    index's changes, else it is rebuilt when stale), the load marked complete, the
+    index's changes, else it is rebuilt when stale; ``links``: the load's changes to
+    the links, else the link table is rebuilt), the load marked complete, the
     checksums and the entity linker written. Returns seconds per step."""
     with GraphStore.open(db_path, read_only=False, buffer_pool_mb=pool_mb) as store:
         sync = None
@@ -616,7 +619,7 @@ def finish_indexes(
             def sync() -> None:
                 sync_text_index(store, text, progress=progress)
 
-        steps = finalize_indexes(store, text=sync, progress=progress, linker=False)
+        steps = finalize_indexes(store, text=sync, links=links, progress=progress, linker=False)
         store.set_load_status(load_id, "complete")
     write_checksums(db_path)
     # as for a new graph: the linker is built once the writer's pool is gone

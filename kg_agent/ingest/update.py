@@ -81,7 +81,7 @@ from kg_agent.ingest.stage import LoadLock, Stage
 from kg_agent.ingest.write import VECTOR_KEYS, WriteJob, write_in_child
 from kg_agent.store import SCHEMA_VERSION, GraphStore
 from kg_agent.store.edits import GraphEdits
-from kg_agent.store.indexes import TextSource
+from kg_agent.store.indexes import LinkChanges, TextSource
 from kg_agent.store.layout import default_buffer_pool_mb
 from kg_agent.store.upgrade import upgrade_graph
 
@@ -464,12 +464,21 @@ class Updater:
             removed_titles=edits["removed"],
             stubbed_titles=edits["stubbed"],
         )
+        links = LinkChanges(
+            load_id=str(load["id"]),
+            article_files=[stage.resolved.path(u, "articles") for u in units],
+            link_files=[stage.resolved.path(u, "links_to") for u in units],
+            removed_titles=edits["removed"],
+            stubbed_titles=edits["stubbed"],
+        )
         t0 = time.perf_counter()
-        steps = self._finish(src, str(load["id"]), text)
+        steps = self._finish(src, str(load["id"]), text, links)
         report.timings.update({f"index.{k}": v for k, v in steps.items()})
         report.timings["index"] = round(time.perf_counter() - t0, 3)
 
-    def _finish(self, src: str, load_id: str, text: TextSource | None) -> dict[str, float]:
+    def _finish(
+        self, src: str, load_id: str, text: TextSource | None, links: LinkChanges | None = None
+    ) -> dict[str, float]:
         """The indexes brought up to date after the commit (text None: rebuilt whole)."""
         try:
             if text is None:
@@ -481,6 +490,7 @@ class Updater:
                 text,
                 pool_mb=self.options.buffer_pool_mb,
                 progress=self.options.progress,
+                links=links,
             )
         except (KeyboardInterrupt, KGAgentError, OSError, RuntimeError) as exc:
             why = "interrupted" if isinstance(exc, KeyboardInterrupt) else one_line(exc)

@@ -26,36 +26,38 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-__all__ = ["ArticleTable", "write_article_table"]
+__all__ = ["ArticleTable", "by_offset", "write_article_table"]
 
 FILE_NAME = "articles.arrow"
+_KEY = "kg-agent.loads"
 
 
-def write_article_table(exported: Path, target: Path) -> int:
-    """Turn an export (offset, title, is_stub, pagerank rows) into the table at ``target``.
-
-    Rows are placed at their offset; offsets of deleted articles stay null.
-    Returns the number of articles.
-    """
-    table = pq.read_table(exported)
+def by_offset(exported: Path, columns: list[str]) -> pa.Table:
+    """An export's ``columns`` with each row at its ``offset`` (null where none is)."""
+    table = pq.read_table(exported, columns=["offset", *columns])
     n = int(pc.max(table.column("offset")).as_py()) + 1 if table.num_rows else 0
     order = np.asarray(table.column("offset").to_numpy(), dtype=np.int64)
     slots = np.full(n, -1, dtype=np.int64)
     slots[order] = np.arange(table.num_rows, dtype=np.int64)
     mask = slots < 0
     index = pa.array(np.where(mask, 0, slots), mask=mask)
-    dense = pa.table(
-        {
-            "title": table.column("title").take(index),
-            "is_stub": table.column("is_stub").take(index),
-            "pagerank": table.column("pagerank").take(index),
-        }
-    )
+    return pa.table({c: table.column(c).take(index) for c in columns})
+
+
+def write_article_table(exported: Path, target: Path, key: str = "") -> int:
+    """Turn an export (offset, title, is_stub, pagerank rows) into the table at ``target``,
+    for a graph whose loads give ``key`` (what a patch of the link table checks).
+
+    Rows are placed at their offset; offsets of deleted articles stay null.
+    Returns the number of articles.
+    """
+    dense = by_offset(exported, ["title", "is_stub", "pagerank"])
+    dense = dense.replace_schema_metadata({_KEY: key})
     tmp = target.with_name(target.name + ".tmp")
     with pa.OSFile(str(tmp), "wb") as sink, ipc.new_file(sink, dense.schema) as writer:
         writer.write_table(dense)
     os.replace(tmp, target)
-    return int(table.num_rows)
+    return int(pq.read_metadata(exported).num_rows)
 
 
 class ArticleTable:
@@ -65,6 +67,9 @@ class ArticleTable:
         self.path = path
         source = pa.memory_map(str(path), "r")
         self._table = ipc.open_file(source).read_all()
+        meta = self._table.schema.metadata or {}
+        #: the graph's loads it was written for ("" for a table older than the key)
+        self.key = meta.get(_KEY.encode(), b"").decode()
         self.size = self._table.num_rows
         self._titles = self._table.column("title")
         self._pagerank = self._table.column("pagerank")
@@ -76,6 +81,10 @@ class ArticleTable:
         safe = np.where(inside, idx, 0)
         got = self._titles.take(pa.array(safe)).to_pylist()
         return [t if ok else None for t, ok in zip(got, inside.tolist(), strict=True)]
+
+    def all_titles(self) -> pa.Array:
+        """Every title by offset (null where no article is)."""
+        return self._titles.combine_chunks()
 
     def pageranks(self, offsets: Any) -> list[float]:
         idx = np.clip(np.asarray(offsets, dtype=np.int64), 0, max(0, self.size - 1))

@@ -35,6 +35,7 @@ from kg_agent.exceptions import (
 from kg_agent.store.article_table import FILE_NAME as ARTICLE_TABLE
 from kg_agent.store.article_table import ArticleTable, write_article_table
 from kg_agent.store.layout import default_buffer_pool_mb, index_dir
+from kg_agent.store.link_changes import LinkChanges, patch_from_graph
 from kg_agent.store.link_table import FILE_NAME as LINK_TABLE
 from kg_agent.store.link_table import LinkTable, write_link_table
 from kg_agent.store.reads import (
@@ -703,30 +704,44 @@ class GraphStore(GraphReads, VectorWrites):
             self._articles = ArticleTable(path)
         return self._articles
 
-    def write_article_table(self) -> int:
-        """(Re)write the article table of the current generation from the graph."""
-        gen = self.generation_path()
-        if gen is None:
-            raise DatabaseError(f"database {self.path} has no index generation yet")
-        gen.mkdir(parents=True, exist_ok=True)
-        tmp = gen / "articles-export.parquet"
+    def export_articles(self, path: Path) -> Path:
+        """Every article's node offset, title, stub flag and PageRank, as parquet: what
+        the article table is written from, and the titles a patch of the link table
+        compares."""
         self.export_parquet(
             "MATCH (a:Article) RETURN offset(id(a)) AS offset, a.title AS title, "
             "a.is_stub AS is_stub, a.pagerank AS pagerank",
-            tmp,
+            path,
         )
+        return path
+
+    def write_article_table(self, exported: Path | None = None) -> int:
+        """(Re)write the article table of the current generation from the graph (or
+        from ``exported``, an :meth:`export_articles` of it)."""
+        gen = self.generation_dir()
+        tmp = gen / "articles-export.parquet"
         try:
-            n = write_article_table(tmp, gen / ARTICLE_TABLE)
+            n = write_article_table(
+                exported or self.export_articles(tmp), gen / ARTICLE_TABLE, self._links_key()
+            )
         finally:
             tmp.unlink(missing_ok=True)
         self._articles = None
         return n
 
-    def _links_key(self) -> str:
+    def generation_dir(self) -> Path:
+        """:meth:`generation_path`, made if missing (DatabaseError when none is named)."""
+        gen = self.generation_path()
+        if gen is None:
+            raise DatabaseError(f"database {self.path} has no index generation yet")
+        gen.mkdir(parents=True, exist_ok=True)
+        return gen
+
+    def _links_key(self, without: str | None = None) -> str:
         """What a link table must have been written from: the graph's loads (every
         write of links is a load; ids, not statuses, since a load writes the table
-        while it finishes)."""
-        loads = sorted(str(r.get("id")) for r in self.loads())
+        while it finishes); ``without`` one of them: the key before that load."""
+        loads = sorted(str(r.get("id")) for r in self.loads() if str(r.get("id")) != without)
         return hashlib.sha256(json.dumps(loads).encode()).hexdigest()
 
     def link_table(self) -> LinkTable | None:
@@ -748,12 +763,21 @@ class GraphStore(GraphReads, VectorWrites):
             self._links = found
         return self._links if isinstance(self._links, LinkTable) else None
 
-    def write_link_table(self) -> int:
-        """(Re)write the link table of the current generation from the graph."""
-        gen = self.generation_path()
-        if gen is None:
-            raise DatabaseError(f"database {self.path} has no index generation yet")
-        gen.mkdir(parents=True, exist_ok=True)
+    def write_link_table(
+        self, changes: LinkChanges | None = None, articles: Path | None = None
+    ) -> int:
+        """Bring the link table of the current generation up to date: patched when
+        ``changes`` says what the last load changed and the tables on disk are those of
+        the graph before it (:mod:`~kg_agent.store.link_patch`), else rebuilt from an
+        export of every link. ``articles``: an :meth:`export_articles` of the graph.
+        Returns the number of links."""
+        gen = self.generation_dir()
+        key = self._links_key()
+        if changes is not None and articles is not None:
+            n = patch_from_graph(self, gen, changes, articles, key)
+            if n is not None:
+                self._links = None
+                return n
         tmp = gen / "links-export.parquet"
         self.export_parquet(
             "MATCH (a:Article)-[r:LINKS_TO]->(b:Article) "
@@ -763,11 +787,21 @@ class GraphStore(GraphReads, VectorWrites):
         nodes = self._scalar("MATCH (a:Article) RETURN max(offset(id(a)))")
         try:
             size = int(nodes) + 1 if nodes is not None else 0
-            n = write_link_table(tmp, size, gen / LINK_TABLE, self._links_key())
+            n = write_link_table(tmp, size, gen / LINK_TABLE, key)
         finally:
             tmp.unlink(missing_ok=True)
         self._links = None
         return n
+
+    def links_into(self, titles: Sequence[str]) -> list[list[int]]:
+        """(target offset, source offset, count) of the links into ``titles``."""
+        rows = self._keys(
+            "MATCH (x:Article)-[r:LINKS_TO]->(a:Article {title: $key}) "
+            "RETURN offset(id(a)), offset(id(x)), r.count",
+            titles,
+            table="LINKS_TO",
+        )
+        return [[int(a), int(x), int(n or 0)] for a, x, n in rows]
 
     def has_text_index(self) -> bool:
         """Whether keyword search can run (a load cut short, or files lost, may leave

@@ -25,9 +25,10 @@ import pyarrow.parquet as pq
 from kg_agent.progress import Progress
 from kg_agent.store.graph import GraphStore
 from kg_agent.store.layout import drop_index_generations
+from kg_agent.store.link_changes import LinkChanges
 from kg_agent.store.text_index import TextIndex
 
-__all__ = ["TextSource", "build_text_index", "finalize_indexes", "sync_text_index"]
+__all__ = ["LinkChanges", "TextSource", "build_text_index", "finalize_indexes", "sync_text_index"]
 
 _BATCH_ROWS = 20_000
 
@@ -184,6 +185,7 @@ def finalize_indexes(
     store: GraphStore,
     *,
     text: Callable[[], object] | None = None,
+    links: LinkChanges | None = None,
     progress: bool = True,
     linker: bool = True,
 ) -> dict[str, float]:
@@ -191,7 +193,8 @@ def finalize_indexes(
     link tables, and the saved entity linker.
 
     ``text`` updates the text index for this load (else it is rebuilt from the
-    graph when missing). Returns seconds per step.
+    graph when missing); ``links`` says what it did to the links, so that the link
+    table is patched rather than rebuilt. Returns seconds per step.
     """
     timings: dict[str, float] = {}
 
@@ -207,8 +210,14 @@ def finalize_indexes(
         step("text_index", text or (lambda: build_text_index(store, progress=progress)))
         store.set_meta(text_stale="0")
     step("pagerank", store.compute_pagerank)
-    step("article_table", store.write_article_table)
-    step("link_table", store.write_link_table)
+    articles = store.generation_dir() / "articles-export.parquet"
+    try:
+        step("article_export", lambda: store.export_articles(articles))
+        # the link table first: a patch compares the article table it replaces
+        step("link_table", lambda: store.write_link_table(links, articles))
+        step("article_table", lambda: store.write_article_table(articles))
+    finally:
+        articles.unlink(missing_ok=True)
     if linker:
         step("entity_linker", lambda: save_linker(store))
     store.set_meta(indexes_stale="0", pagerank_done="1")

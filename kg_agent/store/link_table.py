@@ -53,6 +53,19 @@ def _layout(n_nodes: int, n_edges: int) -> dict[str, tuple[int, int, Any]]:
     return out
 
 
+def _header(n_nodes: int, n_edges: int, key: str, made: str) -> bytes:
+    """The file's first :data:`_HEADER` bytes (``made``: "export" or "patch")."""
+    meta = {
+        "magic": _MAGIC,
+        "format": _FORMAT,
+        "nodes": n_nodes,
+        "edges": n_edges,
+        "key": key,
+        "made": made,
+    }
+    return json.dumps(meta).encode().ljust(_HEADER, b" ")
+
+
 def _degrees(exported: Path, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
     out_deg = np.zeros(n_nodes, dtype=np.int64)
     in_deg = np.zeros(n_nodes, dtype=np.int64)
@@ -139,11 +152,9 @@ def write_link_table(exported: Path, n_nodes: int, target: Path, key: str) -> in
     layout = _layout(n_nodes, n_edges)
     size = max(pos + length * np.dtype(dt).itemsize for pos, length, dt in layout.values())
     tmp = target.with_name(target.name + ".tmp")
-    header = json.dumps(
-        {"magic": _MAGIC, "format": _FORMAT, "nodes": n_nodes, "edges": n_edges, "key": key}
-    ).encode()
+    header = _header(n_nodes, n_edges, key, "export")
     with open(tmp, "wb") as fh:
-        fh.write(header.ljust(_HEADER, b" "))
+        fh.write(header)
         fh.truncate(size)
         for direction, deg, key_col, other_col in (
             ("out", out_deg, "s", "d"),
@@ -178,6 +189,8 @@ class LinkTable:
         if meta.get("magic") != _MAGIC or meta.get("format") != _FORMAT:
             raise ValueError(f"{path} is not a link table of this version")
         self.key = str(meta["key"])
+        #: how it was written: "export" (every link of the graph) or "patch" (link_patch)
+        self.made = str(meta.get("made", "export"))
         self.nodes = int(meta["nodes"])
         self.edges = int(meta["edges"])
         self._arrays = {

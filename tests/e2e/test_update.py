@@ -31,7 +31,7 @@ from kg_agent.ingest.update import UpdateOptions, is_full_dump, update_graph
 from kg_agent.store import GraphStore
 from tests.e2e.conftest import ENWIKI
 from tests.support.cli import assert_no_process_holds, kg_agent_exe
-from tests.support.graph_compare import assert_same_graph
+from tests.support.graph_compare import assert_link_table_patched, assert_same_graph
 from tests.support.newer_sample import pages_of, write_dump, write_newer_sample
 from tests.support.synth import generate, make_dump
 
@@ -126,6 +126,7 @@ def test_updated_graph_equals_a_fresh_load_of_the_newer_dump(
 ) -> None:
     db, _ = updated
     assert_same_graph(db, fresh_newer)
+    assert_link_table_patched(db)
 
 
 def test_what_a_reader_of_both_versions_sees(updated: tuple[Path, dict[str, Any]]) -> None:
@@ -218,6 +219,7 @@ def test_real_revisions_2012_to_2016(
     assert "Typographic variants" in _headings(db, "A")
     load_source(new, fresh, embedder=embedder, options=opts)
     assert_same_graph(db, fresh)
+    assert_link_table_patched(db)
 
 
 def _headings(db: Path, title: str) -> set[str]:
@@ -278,11 +280,33 @@ def test_passage_corpus_update_recomputes_inferred_mentions(
     assert report.relinked == 1  # Marie Curie names Paris, unchanged
     load_source(new, fresh, embedder=embedder, options=LoadOptions(progress=False))
     assert_same_graph(db, fresh)
+    assert_link_table_patched(db)  # inferred links into a deleted passage went with it
     mentions = _rows(
         db,
         "MATCH (s:Section)-[m:MENTIONS]->(a:Article {title: 'Paris'}) RETURN s.article AS s",
     )
     assert {r["s"] for r in mentions} == {"Marie Curie", "Radium"}
+
+
+def test_deleting_a_passage_others_name_drops_their_inferred_links(tmp_path: Path) -> None:
+    """Links inferred from text into a deleted passage go; the link table loses them."""
+    v1 = {
+        "Marie Curie": "Marie Curie was a physicist who married Pierre Curie in Paris.",
+        "Pierre Curie": "Pierre Curie was a French physicist.",
+        "Radium": "Radium was discovered by Pierre Curie and his wife in 1898.",
+        "Polonium": "Polonium is a chemical element with the symbol Po.",
+    }
+    v2 = {k: v for k, v in v1.items() if k != "Pierre Curie"}
+    db, fresh = tmp_path / "g.kuzu", tmp_path / "fresh.kuzu"
+    load_source(_corpus(tmp_path / "v1.json", v1), db, options=NO_VECTORS)
+    assert "Pierre Curie" in _links_of(db, "Radium")
+    new = _corpus(tmp_path / "v2.json", v2)
+    report = update_graph(new, db, options=UpdateOptions(progress=False))
+    assert report.deleted == 1
+    load_source(new, fresh, options=NO_VECTORS)
+    assert_same_graph(db, fresh)
+    assert "Pierre Curie" not in _links_of(db, "Radium")
+    assert_link_table_patched(db)
 
 
 # ---------------------------------------------------------------- delete
@@ -309,6 +333,7 @@ def test_delete_titles_and_from_stdin(embedder: Embedder, tmp_path: Path) -> Non
     assert code == 0, out
     assert "Deleted 0 articles" in out and "1 kept as stubs" in out  # IBM is linked to
     assert "Not in the graph: 'Babbage'" in out  # a redirect, not an article
+    assert_link_table_patched(db)
 
 
 def test_delete_needs_a_title(tmp_path: Path) -> None:
@@ -608,6 +633,7 @@ def test_indexes_cut_short_after_the_commit_are_finished_by_the_rerun(
     again = update_graph(newer, db, embedder=embedder, options=UpdateOptions(progress=False))
     assert again.resumed and (again.added, again.changed, again.deleted) == (2, 2, 3)
     assert_same_graph(db, fresh_newer)
+    assert_link_table_patched(db)
 
 
 def test_a_delete_cut_short_after_its_commit_is_finished_by_the_next(

@@ -56,3 +56,20 @@ def assert_same_graph(updated: Path, fresh: Path, *, atol: float = 1e-5) -> None
     for sid, vec in a["vectors"].items():
         assert np.allclose(vec, b["vectors"][sid], atol=atol), sid
     assert a["text_index"] == b["text_index"]
+
+
+def assert_link_table_patched(db: Path) -> None:
+    """The last update patched the graph's link table (not rebuilt it), and the patch
+    holds what a rebuild from the graph writes, array for array."""
+    from kg_agent.store.link_table import _HEADER
+
+    with GraphStore.open(db, read_only=True) as store:
+        table = store.link_table()
+        assert table is not None, "the link table is not in step with the graph"
+        assert table.made == "patch"
+        patched = table.path.read_bytes()
+    with GraphStore.open(db, read_only=False) as store:
+        store.write_link_table()  # a rebuild from an export of every link
+        rebuilt = store.link_table()
+        assert rebuilt is not None and rebuilt.made == "export"
+        assert patched[_HEADER:] == rebuilt.path.read_bytes()[_HEADER:]
