@@ -36,10 +36,18 @@ def _random_edges(rng: random.Random, nodes: int, k: int) -> list[Edge]:
 
 
 @pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize(
+    ("per_node", "pack_bits"),
+    [(10**9, 63), (0, 63), (10**9, 0)],
+    ids=["list-by-list", "in-blocks", "one-sort"],
+)
 def test_a_patch_equals_a_rebuild(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, per_node: int, pack_bits: int
 ) -> None:
     monkeypatch.setattr(link_patch, "_COPY", 5)  # the old table copied in small pieces
+    monkeypatch.setattr(link_patch, "_BLOCK", 7)  # and gathered in small blocks
+    monkeypatch.setattr(link_patch, "_PER_NODE", per_node)
+    monkeypatch.setattr(link_patch, "_PACK_BITS", pack_bits)
     rng = random.Random(seed)
     nodes = rng.randrange(20, 80)
     before = _random_edges(rng, nodes, 4 * nodes)
