@@ -184,7 +184,10 @@ def _finish_delete(db: str, stage: Stage, load_id: str, progress: bool) -> None:
         edits = json.loads(result.read_text(encoding="utf-8"))
         text = TextSource(removed_titles=edits["removed"], stubbed_titles=edits["stubbed"])
         links = LinkChanges(
-            load_id, removed_titles=edits["removed"], stubbed_titles=edits["stubbed"]
+            load_id,
+            removed_titles=edits["removed"],
+            stubbed_titles=edits["stubbed"],
+            unlinked=edits.get("unlinked"),
         )
     try:
         if text is None:  # no record of what went: the text index is rebuilt whole

@@ -470,6 +470,7 @@ class Updater:
             link_files=[stage.resolved.path(u, "links_to") for u in units],
             removed_titles=edits["removed"],
             stubbed_titles=edits["stubbed"],
+            unlinked=edits.get("unlinked"),
         )
         t0 = time.perf_counter()
         steps = self._finish(src, str(load["id"]), text, links)

@@ -103,17 +103,16 @@ class GraphEdits:
         )
 
     def stubs_linked_from(self, titles: Sequence[str]) -> set[str]:
-        """Stubs that the given articles (by a link or a mention) link to."""
+        """Stubs that the given articles (by a link or a mention) link to.
+
+        Their links are enough: a mention of a section is written from the same link
+        rows as its article's link, so what a section mentions, its article links to
+        (``resolve_links``), and no edit deletes one without the other."""
         return self._titles(
             "MATCH (a:Article {title: $key})-[:LINKS_TO]->(b:Article) "
             "WHERE b.is_stub = true RETURN DISTINCT b.title",
             titles,
             "LINKS_TO",
-        ) | self._titles(
-            "MATCH (a:Article {title: $key})-[:HAS_SECTION]->(:Section)"
-            "-[:MENTIONS]->(b:Article) WHERE b.is_stub = true RETURN DISTINCT b.title",
-            titles,
-            "MENTIONS",
         )
 
     def stubs_redirected_from(self, redirects: Sequence[str]) -> set[str]:
@@ -179,20 +178,22 @@ class GraphEdits:
         )
 
     # ------------------------------------------------------------------ writes
-    def make_stubs(self, titles: Sequence[str]) -> None:
+    def make_stubs(self, titles: Sequence[str]) -> list[list[int]]:
         """Articles whose text went but that are still linked: stubs, as a fresh load
-        makes them (no inferred mentions: those only ever point at text)."""
+        makes them (no inferred mentions: those only ever point at text). Returns the
+        inferred links it deleted, as (source, target) node offsets: what the link
+        table loses besides the links of the articles the update wrote."""
         self._each(
             "MATCH (:Section)-[m:MENTIONS]->(a:Article {title: $key}) "
             "WHERE m.inferred = true DELETE m",
             titles,
             "MENTIONS",
         )
-        self._each(
-            "MATCH (:Article)-[r:LINKS_TO]->(a:Article {title: $key}) "
-            "WHERE r.inferred = true DELETE r",
+        unlinked = self.store._keys(
+            "MATCH (x:Article)-[r:LINKS_TO]->(a:Article {title: $key}) "
+            "WHERE r.inferred = true DELETE r RETURN offset(id(x)), offset(id(a))",
             titles,
-            "LINKS_TO",
+            table="LINKS_TO",
         )
         self._each(
             "MATCH (a:Article {title: $key}) SET a.is_stub = true, "
@@ -200,6 +201,7 @@ class GraphEdits:
             "a.n_sections = 0, a.word_count = 0, a.revision = NULL, a.digest = NULL",
             titles,
         )
+        return [[int(x), int(a)] for x, a in unlinked]
 
     def delete_articles(self, titles: Sequence[str]) -> None:
         """Articles and every edge they have (their content must be cleared first)."""

@@ -793,16 +793,6 @@ class GraphStore(GraphReads, VectorWrites):
         self._links = None
         return n
 
-    def links_into(self, titles: Sequence[str]) -> list[list[int]]:
-        """(target offset, source offset, count) of the links into ``titles``."""
-        rows = self._keys(
-            "MATCH (x:Article)-[r:LINKS_TO]->(a:Article {title: $key}) "
-            "RETURN offset(id(a)), offset(id(x)), r.count",
-            titles,
-            table="LINKS_TO",
-        )
-        return [[int(a), int(x), int(n or 0)] for a, x, n in rows]
-
     def has_text_index(self) -> bool:
         """Whether keyword search can run (a load cut short, or files lost, may leave
         a graph without its full-text index)."""

@@ -10,9 +10,9 @@ links changed are:
 * the removed ones, and those whose node now holds another title (a new article or
   stub in a freed offset): they link nowhere now;
 * those made stubs (their text, and so their links, went);
-* the articles that linked to any of those: their links to a removed article went
-  with it, and Kùzu's ``make_stubs`` deleted their inferred links to a new stub (the
-  links they keep to it are read from the graph, one lookup per stub).
+* the articles that linked to a removed one (those links went with it), and those
+  whose inferred links to a new stub the write deleted (``GraphEdits.make_stubs``
+  returns them; the update records them in its result).
 
 Nothing else loses or gains a link in an update (:mod:`kg_agent.store.edits`).
 """
@@ -20,7 +20,7 @@ Nothing else loses or gains a link in an update (:mod:`kg_agent.store.edits`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,20 +52,16 @@ class LinkChanges:
     link_files: Sequence[Path] = ()
     removed_titles: Sequence[str] = ()
     stubbed_titles: Sequence[str] = ()
+    #: the inferred links the write deleted into new stubs, (source, target) offsets;
+    #: None when not recorded (the link table is then rebuilt)
+    unlinked: Sequence[Sequence[int]] | None = ()
 
-
-#: (stub offset, source offset, count) of the links that the graph holds into stubs
-StubLinks = Callable[[Sequence[str]], list[list[int]]]
 
 Edges = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def changed_links(
-    old: LinkTable,
-    old_titles: pa.Array,
-    new_titles: pa.Array,
-    changes: LinkChanges,
-    stub_links: StubLinks,
+    old: LinkTable, old_titles: pa.Array, new_titles: pa.Array, changes: LinkChanges
 ) -> tuple[np.ndarray, Edges]:
     """The offsets whose links changed, and every link they have now (source, target,
     count). ``old_titles``/``new_titles``: title by node offset (null: no article).
@@ -74,9 +70,10 @@ def changed_links(
     stubbed = _offsets(pa.array(list(changes.stubbed_titles), pa.string()), new_titles)
     gone = _gone(old_titles, new_titles)
     lost = np.unique(np.concatenate([gone, stubbed]))
-    linkers = _gather(old._arrays["in_nbr"], old._arrays["in_ptr"], lost[lost < old.nodes])[0]
-    changed = np.unique(np.concatenate([written, lost, linkers]))
-    others = np.setdiff1d(changed, np.concatenate([written, lost]), assume_unique=False)
+    pairs = np.asarray(changes.unlinked or [], dtype=np.int64).reshape(-1, 2)
+    linkers = _gather(old._arrays["in_nbr"], old._arrays["in_ptr"], gone[gone < old.nodes])[0]
+    changed = np.unique(np.concatenate([written, lost, linkers, pairs[:, 0]]))
+    others = np.setdiff1d(changed, np.concatenate([written, lost]))
 
     # the written articles: their staged links, less inferred ones into a new stub
     links = _links(changes.link_files)
@@ -87,27 +84,20 @@ def changed_links(
     d_written = _offsets(links.column("to"), new_titles)
     n_written = np.asarray(links.column("count").fill_null(0).to_numpy(), dtype=np.int64)
 
-    # the articles that linked to a lost one: their old links less those, plus the
-    # links into the new stubs that the graph kept
+    # the articles that linked to a removed one, or by an inferred link to a new stub:
+    # their old links less those
     d_old, n_old, s_old = _gather(
         old._arrays["out_nbr"], old._arrays["out_ptr"], others, old._arrays["out_cnt"]
     )
-    keep = ~_member(d_old, lost)
-    s_parts, d_parts, n_parts = (
-        [s_written, s_old[keep]],
-        [d_written, d_old[keep]],
-        [
-            n_written,
-            n_old[keep],
-        ],
+    keep = ~_member(d_old, gone)
+    if len(pairs):
+        width = max(int(old.nodes), int(pairs.max()) + 1, 1)
+        keep &= ~_member(s_old * width + d_old, np.unique(pairs[:, 0] * width + pairs[:, 1]))
+    return changed, (
+        np.concatenate([s_written, s_old[keep]]),
+        np.concatenate([d_written, d_old[keep]]),
+        np.concatenate([n_written, n_old[keep]]),
     )
-    if len(stubbed) and len(others):
-        rows = np.asarray(stub_links(list(changes.stubbed_titles)), dtype=np.int64).reshape(-1, 3)
-        mine = _member(rows[:, 1], others)
-        d_parts.append(rows[mine, 0])
-        s_parts.append(rows[mine, 1])
-        n_parts.append(rows[mine, 2])
-    return changed, (np.concatenate(s_parts), np.concatenate(d_parts), np.concatenate(n_parts))
 
 
 def _column(files: Sequence[Path], name: str) -> pa.Array:
@@ -176,14 +166,14 @@ def patch_from_graph(
         return None
     if old.key == key:  # patched already, by a finish that was then cut short
         return old.edges
+    if changes.unlinked is None:
+        return None
     before = store._links_key(without=changes.load_id)
     if old.key != before or old_articles.key != before:
         return None
     new_titles = by_offset(articles, ["title"]).column("title").combine_chunks()
     try:
-        changed, edges = changed_links(
-            old, old_articles.all_titles(), new_titles, changes, store.links_into
-        )
+        changed, edges = changed_links(old, old_articles.all_titles(), new_titles, changes)
         return patch_link_table(old, len(new_titles), changed, edges, link_path, key)
     except (ValueError, IndexError) as exc:
         log.warning("the link table could not be patched (%s): rebuilding it", exc)

@@ -608,6 +608,22 @@ def test_a_graph_of_several_sources_deletes_only_when_told(newer: Path, tmp_path
     assert _article(db, "Tommy Flowers")["stub"] is False  # type: ignore[index]
 
 
+def test_a_new_stub_loses_the_inferred_links_of_another_source(tmp_path: Path) -> None:
+    """A passage corpus names an article that a delete keeps as a stub (other articles
+    still link to it): the corpus's inferred link to it goes (inferred edges only ever
+    point at text), and the patched link table loses that link too."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, options=NO_VECTORS)
+    notes = {"Codebreaking notes": "Tommy Flowers built Colossus for the codebreakers."}
+    load_source(_corpus(tmp_path / "notes.json", notes), db, options=NO_VECTORS)
+    assert "Tommy Flowers" in _links_of(db, "Codebreaking notes")
+    code, out = _cli("delete", "Tommy Flowers", "--db", str(db), "--json", "-q")
+    assert code == 0, out
+    assert json.loads(out)["stubbed"] == 1
+    assert "Tommy Flowers" not in _links_of(db, "Codebreaking notes")
+    assert_link_table_patched(db)
+
+
 def _cut(*args: Any, **kwargs: Any) -> dict[str, float]:
     raise KeyboardInterrupt
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -92,7 +91,7 @@ def test_new_links_must_come_from_changed_articles(tmp_path: Path) -> None:
 
 
 def test_changed_links_of_an_update(tmp_path: Path) -> None:
-    """A stub keeps the links the graph kept into it (not an inferred one), a removed
+    """A new stub loses only the inferred links the write deleted into it, a removed
     article's links go both ways, and a new article in its freed offset links anew."""
     from kg_agent.store.link_changes import LinkChanges, changed_links
 
@@ -101,19 +100,12 @@ def test_changed_links_of_an_update(tmp_path: Path) -> None:
     articles, links = tmp_path / "articles.parquet", tmp_path / "links.parquet"
     pq.write_table(pa.table({"title": ["E"]}), articles)
     pq.write_table(pa.table({"from": ["E"], "to": ["A"], "count": [3], "inferred": [False]}), links)
-    changes = LinkChanges("load-2", [articles], [links], ["D"], ["B"])
-    asked: list[list[str]] = []
-
-    def kept_into(titles: Sequence[str]) -> list[list[int]]:
-        asked.append(list(titles))
-        return [[1, 0, 1]]  # A→B is a link of A's text: kept
-
+    changes = LinkChanges("load-2", [articles], [links], ["D"], ["B"], unlinked=[[2, 1]])
     changed, edges = changed_links(
-        old, pa.array(["A", "B", "C", "D"]), pa.array(["A", "B", "C", "E"]), changes, kept_into
+        old, pa.array(["A", "B", "C", "D"]), pa.array(["A", "B", "C", "E"]), changes
     )
-    assert asked == [["B"]]
-    assert changed.tolist() == [0, 1, 2, 3]
-    assert sorted(zip(*(e.tolist() for e in edges), strict=True)) == [(0, 1, 1), (3, 0, 3)]
+    assert changed.tolist() == [1, 2, 3]  # A keeps its link to the new stub
+    assert sorted(zip(*(e.tolist() for e in edges), strict=True)) == [(3, 0, 3)]
     target = tmp_path / "patched.bin"
     patch_link_table(old, 4, changed, edges, target, "k1")
     rebuilt = _built(tmp_path, "rebuilt", [(0, 1, 1), (3, 0, 3)], 4, "k1")
