@@ -271,6 +271,19 @@ class GraphStore(GraphReads, VectorWrites):
             res = res[-1]
         return [list(r) for r in res.get_all()]
 
+    def _columns(self, cypher: str) -> list[list[Any]]:
+        """The result's columns as lists, read through Arrow: for results of a whole
+        table's size, ~3x faster than rows (100k titles and 90k redirects: 0.27 s
+        against 0.84 s)."""
+        try:
+            res = self._conn.execute(cypher)
+        except RuntimeError as exc:
+            raise _translate(self.path, exc) from None
+        if isinstance(res, list):
+            res = res[-1]
+        table = res.get_as_arrow()
+        return [table.column(i).to_pylist() for i in range(table.num_columns)]
+
     def query(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run Cypher with parameters and return rows as dicts (column name → value)."""
         try:

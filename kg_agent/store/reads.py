@@ -106,6 +106,7 @@ class GraphReads:
     if TYPE_CHECKING:  # provided by GraphStore
 
         def _run(self, cypher: str, params: Any = None) -> list[list[Any]]: ...
+        def _columns(self, cypher: str) -> list[list[Any]]: ...
         def _pk(self, cypher: str, params: Any) -> list[list[Any]]: ...
         def _scalar(self, cypher: str, params: Any = None) -> Any: ...
         def query(self, cypher: str, params: Any = None) -> list[dict[str, Any]]: ...
@@ -446,17 +447,14 @@ class GraphReads:
         What question entity linking matches against; stubs have no text to
         retrieve, so naming one would seed nothing.
         """
-        titles = [
-            str(r[0]) for r in self._run("MATCH (a:Article) WHERE NOT a.is_stub RETURN a.title")
+        (titles,) = self._columns("MATCH (a:Article) WHERE NOT a.is_stub RETURN a.title")
+        redirects, targets = self._columns(
+            "MATCH (r:Redirect)-[:REDIRECTS_TO]->(a:Article) WHERE NOT a.is_stub "
+            "RETURN r.title, a.title"
+        )
+        return [str(t) for t in titles], [
+            (str(r), str(t)) for r, t in zip(redirects, targets, strict=True)
         ]
-        aliases = [
-            (str(r), str(t))
-            for r, t in self._run(
-                "MATCH (r:Redirect)-[:REDIRECTS_TO]->(a:Article) WHERE NOT a.is_stub "
-                "RETURN r.title, a.title"
-            )
-        ]
-        return titles, aliases
 
     def sections_of_articles(self, titles: Sequence[str]) -> list[tuple[SectionHit, list[float]]]:
         """Every section of the given articles with its embedding (for scoring them).
