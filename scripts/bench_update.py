@@ -15,7 +15,11 @@ size of the graph. For each size of the scale benchmark's synthetic dumps
 3. for each change rate in ``--rates``, updates a copy of that graph to a newer version
    in a fresh process, and reads its report (phases, articles and sections touched);
 4. with ``--disk N``, updates back and forth N times, recording the database's size
-   after each, then compacts it.
+   after each, then compacts it;
+5. with ``--compare REF``, runs each update also with the package as it is at the git
+   ref ``REF`` (a worktree, on ``PYTHONPATH``), the two alternating ``--repeat`` times on
+   fresh copies of the same graph: an A/B of a change on one machine, where one run's
+   noise is larger than the change (the medians are reported).
 
 It prints a table and saves JSON::
 
@@ -23,6 +27,8 @@ It prints a table and saves JSON::
         --json bench_out/update-10k.json
     .venv/bin/python scripts/bench_update.py --sizes 10000,100000 --embeddings none \\
         --rates 0.001,0.01,0.05 --disk 10 --json bench_out/update-scale.json
+    .venv/bin/python scripts/bench_update.py --sizes 100000 --embeddings none \\
+        --rates 0.001,0.01 --compare 88ef3fb --repeat 3 --json bench_out/update-ab.json
 """
 
 from __future__ import annotations
@@ -30,9 +36,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -58,10 +67,12 @@ def _newer_module() -> Any:
     return module
 
 
-def run(cmd: list[str]) -> dict[str, Any]:
-    """Run a ``--json`` command in a fresh process: its report, wall time, peak RSS."""
+def run(cmd: list[str], code: Path = ROOT) -> dict[str, Any]:
+    """Run a ``--json`` command in a fresh process (the package of the tree ``code``):
+    its report, wall time, peak RSS."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     rss = TreeRSS(proc.pid)
     out, err = proc.communicate()
     peak = rss.stop()
@@ -130,46 +141,65 @@ def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             seed=1,
         )
         db = work / "updated.kuzu"
-        copy_graph(base, db)
-        print(f"[{n:,}] update, {rate:.1%} changed ...", flush=True)
-        up = run(
-            [*kg_agent(), "update", str(src), "--db", str(db), *model, *NO_CACHE, "--json", "-q"]
-        )
-        r = up["report"]
-        row["updates"].append(
-            {
-                "rate": rate,
-                "generated": {k: len(v) for k, v in summary.items() if isinstance(v, list)},
-                "wall_s": up["wall_s"],
-                "peak_rss_mib": up["peak_rss_mib"],
-                "share_of_full_load": round(up["wall_s"] / load["wall_s"], 4),
-                **{
-                    k: r[k]
-                    for k in (
-                        "added",
-                        "changed",
-                        "unchanged",
-                        "deleted",
-                        "stubbed",
-                        "relinked",
-                        "kept_unparsed",
-                        "reparsed",
-                        "sections_written",
-                        "sections_embedded",
-                        "sections_reused",
-                        "vectors_kept",
-                        "db_bytes_before",
-                        "db_bytes_after",
-                    )
-                },
-                "phases": {k: v for k, v in r["timings"].items() if "." not in k},
-                "index_steps": {k: v for k, v in r["timings"].items() if k.startswith("index.")},
-            }
-        )
+        trees = [("now", ROOT), *([(args.compare, args.compare_tree)] if args.compare else [])]
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in trees}
+        for i in range(args.repeat):
+            for name, tree in trees:
+                copy_graph(base, db)
+                print(f"[{n:,}] update, {rate:.1%} changed ({name}, run {i + 1}) ...", flush=True)
+                cmd = [*kg_agent(), "update", str(src), "--db", str(db), *model, *NO_CACHE]
+                runs[name].append(run([*cmd, "--json", "-q"], tree))
+        for name, _ in trees:
+            entry = _update_entry(runs[name], load["wall_s"], rate, summary)
+            if args.compare:
+                entry["code"] = name
+            row["updates"].append(entry)
         src.unlink()
     if args.disk:
         row["disk"] = bench_disk(base, old, work, args, newer)
     return row
+
+
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 3)
+
+
+def _update_entry(
+    runs: list[dict[str, Any]], load_s: float, rate: float, summary: dict[str, Any]
+) -> dict[str, Any]:
+    """One rate's result: the report of the first run, times as medians over the runs."""
+    r = runs[0]["report"]
+    wall = _median([u["wall_s"] for u in runs])
+    timings = {k: _median([u["report"]["timings"].get(k, 0.0) for u in runs]) for k in r["timings"]}
+    return {
+        "rate": rate,
+        "generated": {k: len(v) for k, v in summary.items() if isinstance(v, list)},
+        "wall_s": wall,
+        "runs_wall_s": [u["wall_s"] for u in runs],
+        "peak_rss_mib": max(u["peak_rss_mib"] for u in runs),
+        "share_of_full_load": round(wall / load_s, 4),
+        **{
+            k: r[k]
+            for k in (
+                "added",
+                "changed",
+                "unchanged",
+                "deleted",
+                "stubbed",
+                "relinked",
+                "kept_unparsed",
+                "reparsed",
+                "sections_written",
+                "sections_embedded",
+                "sections_reused",
+                "vectors_kept",
+                "db_bytes_before",
+                "db_bytes_after",
+            )
+        },
+        "phases": {k: v for k, v in timings.items() if "." not in k},
+        "index_steps": {k: v for k, v in timings.items() if k.startswith("index.")},
+    }
 
 
 def bench_disk(
@@ -213,7 +243,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             p = u["phases"]
             print(
                 f"| {row['articles']:,} | {row['embeddings']} | {row['full_load_s']:,.1f} | "
-                f"{u['rate']:.1%} | {u['wall_s']:,.1f} | {u['share_of_full_load']:.1%} | "
+                f"{u['rate']:.1%}{' ' + u['code'] if 'code' in u else ''} | "
+                f"{u['wall_s']:,.1f} | {u['share_of_full_load']:.1%} | "
                 f"{u['added']}/{u['changed']}/{u['deleted']}/{u['relinked']} | "
                 f"{u.get('kept_unparsed', 0):,}/{u.get('reparsed', 0):,} | "
                 f"{u['sections_written']:,}/{u['sections_embedded']:,} | "
@@ -252,11 +283,46 @@ def main() -> None:
     ap.add_argument("--dump-dir", type=Path, default=ROOT / "bench_out" / "dumps")
     ap.add_argument("--work", type=Path, default=ROOT / "bench_out" / "update")
     ap.add_argument("--disk", type=int, default=0, help="Back-and-forth updates to measure size.")
+    ap.add_argument("--compare", help="A git ref whose package each update also runs with.")
+    ap.add_argument("--repeat", type=int, default=1, help="Runs of each update (medians).")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     args.rates = [float(r) for r in args.rates.split(",")]
     args.dump_dir.mkdir(parents=True, exist_ok=True)
-    rows = [bench_size(int(n), args) for n in args.sizes.split(",")]
+    with tempfile.TemporaryDirectory(prefix="bench-update-") as tmp:
+        args.compare_tree = None
+        if args.compare:
+            args.compare_tree = Path(tmp) / "tree"
+            subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    str(ROOT),
+                    "worktree",
+                    "add",
+                    "--detach",
+                    "-q",
+                    str(args.compare_tree),
+                    args.compare,
+                ],
+                check=True,
+            )
+        try:
+            rows = [bench_size(int(n), args) for n in args.sizes.split(",")]
+        finally:
+            if args.compare_tree is not None:
+                subprocess.run(
+                    [
+                        "git",
+                        "-C",
+                        str(ROOT),
+                        "worktree",
+                        "remove",
+                        "--force",
+                        str(args.compare_tree),
+                    ],
+                    check=False,
+                )
     print_table(rows)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
