@@ -30,6 +30,15 @@ _CRASHES = {
     signal.SIGABRT: "SIGABRT",
 }
 _NO_DATABASE = {"sample", "--help", "-h", "--version"}
+#: Where this process imported ``kg_agent`` from: the child imports the same copy. With
+#: ``python -m kg_agent.cli`` the child's first import path was its working directory,
+#: so ``kg-agent`` run from a folder holding another copy of the package (a checkout of
+#: another version) ran the CLI of that copy under the supervisor of this one.
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_CHILD = (
+    "import sys; sys.path[0] = sys.argv.pop(1); "
+    "from kg_agent.cli import main; main(prog_name='kg-agent')"
+)
 
 
 def _database(argv: list[str]) -> str:
@@ -69,7 +78,7 @@ def main() -> None:
         return
     env = dict(os.environ, KG_AGENT_SUPERVISED="1")
     child = subprocess.Popen(
-        [sys.executable, "-m", "kg_agent.cli", *argv],
+        [sys.executable, "-c", _CHILD, _PACKAGE_ROOT, *argv],
         env=env,
         preexec_fn=_in_child,
     )
