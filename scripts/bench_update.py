@@ -68,11 +68,14 @@ def _newer_module() -> Any:
 
 
 def run(cmd: list[str], code: Path = ROOT) -> dict[str, Any]:
-    """Run a ``--json`` command in a fresh process (the package of the tree ``code``):
-    its report, wall time, peak RSS."""
+    """Run a ``--json`` command in a fresh process (the package of the tree ``code``:
+    first on ``PYTHONPATH``, and the working directory, which a supervisor older than
+    ``kg_agent._entry``'s fix imported from): its report, wall time, peak RSS."""
     env = {**os.environ, "PYTHONPATH": str(code)}
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=code
+    )
     rss = TreeRSS(proc.pid)
     out, err = proc.communicate()
     peak = rss.stop()
