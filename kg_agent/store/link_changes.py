@@ -155,9 +155,9 @@ def patch_from_graph(
     or None when it must be rebuilt: no table, or tables that are not those of the graph
     before this load (an older graph, a finish cut short between two loads).
 
-    ``store`` is the :class:`~kg_agent.store.graph.GraphStore` (its loads' key, and
-    :meth:`links_into` for the links kept into new stubs); ``articles`` its
-    :meth:`export_articles`; ``key`` its loads' key now."""
+    ``store`` is the :class:`~kg_agent.store.graph.GraphStore` (for its loads' key);
+    ``articles`` its :meth:`export_articles`; ``key`` its loads' key now. A patch that
+    fails is logged and the table rebuilt: the update never fails for it."""
     link_path, article_path = gen / LINK_TABLE, gen / ARTICLE_TABLE
     try:
         old = LinkTable(link_path)
@@ -175,6 +175,6 @@ def patch_from_graph(
     try:
         changed, edges = changed_links(old, old_articles.all_titles(), new_titles, changes)
         return patch_link_table(old, len(new_titles), changed, edges, link_path, key)
-    except (ValueError, IndexError) as exc:
+    except (ValueError, IndexError, pa.ArrowException) as exc:
         log.warning("the link table could not be patched (%s): rebuilding it", exc)
         return None
