@@ -732,10 +732,14 @@ class GraphStore(GraphReads, VectorWrites):
         """(Re)write the article table of the current generation from the graph (or
         from ``exported``, an :meth:`export_articles` of it)."""
         gen = self.generation_dir()
+        if exported is not None:
+            n = write_article_table(exported, gen / ARTICLE_TABLE, self._links_key())
+            self._articles = None
+            return n
         tmp = gen / "articles-export.parquet"
         try:
             n = write_article_table(
-                exported or self.export_articles(tmp), gen / ARTICLE_TABLE, self._links_key()
+                self.export_articles(tmp), gen / ARTICLE_TABLE, self._links_key()
             )
         finally:
             tmp.unlink(missing_ok=True)
@@ -787,7 +791,8 @@ class GraphStore(GraphReads, VectorWrites):
         gen = self.generation_dir()
         key = self._links_key()
         if changes is not None and articles is not None:
-            n = patch_from_graph(self, gen, changes, articles, key)
+            before = self._links_key(without=changes.load_id)
+            n = patch_from_graph(gen, changes, articles, key, before)
             if n is not None:
                 self._links = None
                 return n

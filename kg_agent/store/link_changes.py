@@ -23,7 +23,6 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -149,15 +148,15 @@ def _gone(old_titles: pa.Array, new_titles: pa.Array) -> np.ndarray:
 
 
 def patch_from_graph(
-    store: Any, gen: Path, changes: LinkChanges, articles: Path, key: str
+    gen: Path, changes: LinkChanges, articles: Path, key: str, before: str
 ) -> int | None:
     """The generation's link table patched for ``changes`` (returns its number of links),
     or None when it must be rebuilt: no table, or tables that are not those of the graph
     before this load (an older graph, a finish cut short between two loads).
 
-    ``store`` is the :class:`~kg_agent.store.graph.GraphStore` (for its loads' key);
-    ``articles`` its :meth:`export_articles`; ``key`` its loads' key now. A patch that
-    fails is logged and the table rebuilt: the update never fails for it."""
+    ``articles`` is the graph's ``export_articles``; ``key`` its loads' key now and
+    ``before`` the key without this load. A patch that fails is logged and the table
+    rebuilt: the update never fails for it."""
     link_path, article_path = gen / LINK_TABLE, gen / ARTICLE_TABLE
     try:
         old = LinkTable(link_path)
@@ -168,7 +167,6 @@ def patch_from_graph(
         return old.edges
     if changes.unlinked is None:
         return None
-    before = store._links_key(without=changes.load_id)
     if old.key != before or old_articles.key != before:
         return None
     new_titles = by_offset(articles, ["title"]).column("title").combine_chunks()
