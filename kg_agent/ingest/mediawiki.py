@@ -380,6 +380,14 @@ def _namespace_of(title: str, namespaces: dict[str, int]) -> int:
 
 
 _PAGE_TAG = b"<page>"
+#: A plain dump page's head, up to its first ``<revision>``: what tells a redirect, or a
+#: page of another namespace, without reading the rest (see :func:`_skimmed`).
+_PAGE_START = re.compile(
+    rb"<page>\s*<title>([^<]*)</title>\s*<ns>(-?\d+)</ns>\s*<id>(\d+)</id>\s*"
+    rb"(?:<redirect title=\"([^\"<&\t\n\r]*)\"\s*/>\s*)?<revision>"
+)
+#: :func:`_skimmed`'s answer for a page that yields nothing (another namespace).
+_LEFT_OUT = ParsedPage(title="")
 
 
 def iter_fragment_pages(
@@ -429,23 +437,58 @@ def iter_fragment_pages(
     while 0 <= at < end:
         nxt = data.find(_PAGE_TAG, at + 1, end)
         stop = nxt if nxt >= 0 else end
-        kept = pages.kept_at(data, at, stop)
-        if kept is not None:
+        page = _skimmed(data, at)
+        if page is None:
+            kept = pages.kept_at(data, at, stop)
+            if kept is not None:
+                title, page_id, revision, digest = kept
+                offset = locate(at) if locate is not None else None
+                page = ParsedPage(
+                    title=title,
+                    page_id=page_id,
+                    revision=revision,
+                    digest=digest,
+                    kept=True,
+                    offset=offset,
+                )
+        if page is not None:
             if start < at:
                 yield from run.parse(start, at)
-            title, page_id, revision, digest = kept
-            yield ParsedPage(
-                title=title,
-                page_id=page_id,
-                revision=revision,
-                digest=digest,
-                kept=True,
-                offset=locate(at) if locate is not None else None,
-            )
+            if page is not _LEFT_OUT:
+                yield page
             start = stop
         at = nxt
     if start < end:
         yield from run.parse(start, end)
+
+
+def _skimmed(data: bytes, at: int) -> ParsedPage | None:
+    """The page at ``data[at:]`` read from its head alone, when that head says all: a
+    redirect (its ``<redirect title>``, which :func:`page_from_element` prefers to the
+    text) or a page of another namespace (:data:`_LEFT_OUT`); else None.
+
+    Why: an update's parse reads every page of a full dump, and once the pages the graph
+    holds are kept from their bytes (:meth:`PageFilter.kept_at`), the redirects (half the
+    pages of English Wikipedia's namespace 0) and the other namespaces were most of what
+    the XML parser still built trees for. As for a kept page, what is skipped is the XML
+    check of a text the graph does not read; a title or target with an entity (``&``)
+    goes to the parser."""
+    m = _PAGE_START.match(data, at)
+    if m is None:
+        return None
+    if m.group(2) != b"0":
+        return _LEFT_OUT
+    raw_target = m.group(4)
+    if raw_target is None or b"&" in m.group(1):
+        return None
+    try:
+        title = normalize_title(m.group(1).decode("utf-8"))
+        target = normalize_title(raw_target.decode("utf-8"))
+    except UnicodeDecodeError:  # the XML parser says what is wrong with it
+        return None
+    if not title or not target:
+        return _LEFT_OUT
+    return ParsedPage(title=title, page_id=int(m.group(3)), redirect_to=target)
 
 
 class _PageRun:

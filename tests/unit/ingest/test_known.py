@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from kg_agent.ingest.known import KnownPages, PageFilter, link_targets, page_key, write_keys
-from kg_agent.ingest.mediawiki import iter_dump_pages, iter_fragment_pages
+from kg_agent.ingest.mediawiki import _LEFT_OUT, _skimmed, iter_dump_pages, iter_fragment_pages
+from kg_agent.ingest.records import ParsedPage
 from kg_agent.ingest.shards import ShardBuilder
 
 DUMP = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">
@@ -190,8 +191,9 @@ def test_pages_kept_from_their_bytes_are_the_pages_the_tree_keeps(
     """On every plain shared dump, the shipped sample and a synthetic dump, with every
     article's key known: the same pages, in the same order, with the same fields, as
     when each page's element tree decides; the bytes recognise every kept page that has
-    a ``<sha1>`` (exports without one are parsed as before)."""
-    kept = 0
+    a ``<sha1>`` (exports without one are parsed as before), and redirects and pages of
+    other namespaces from their heads."""
+    kept = skimmed = 0
     for dump in _plain_dumps(shared_data_dir, tmp_path):
         data = _unit(dump.read_bytes())
         parsed = _fragment_pages(data, None, fast=False)
@@ -204,6 +206,7 @@ def test_pages_kept_from_their_bytes_are_the_pages_the_tree_keeps(
         slow = _fragment_pages(data, flt, fast=False)
         fast = _fragment_pages(data, flt, fast=True)
         assert fast == slow, dump.name
+        skimmed += sum(_skimmed(data, at) is not None for at in _page_starts(data))
         for p in slow:  # a page with the dump's <sha1> is recognised from its bytes
             if p.kept and not p.digest.startswith("b2:"):
                 assert p.offset is not None
@@ -212,6 +215,7 @@ def test_pages_kept_from_their_bytes_are_the_pages_the_tree_keeps(
                 assert found == (p.title, p.page_id, p.revision, p.digest), p.title
                 kept += 1
     assert kept > 300
+    assert skimmed > 1000  # smallwiki's redirects and other namespaces, the synthetic's
 
 
 def test_only_the_plain_shape_of_a_known_page_is_kept_from_its_bytes(tmp_path: Path) -> None:
@@ -249,6 +253,45 @@ def test_only_the_plain_shape_of_a_known_page_is_kept_from_its_bytes(tmp_path: P
     cut = plain[: plain.find(b"</page>")]
     assert flt.kept_at(cut, 0, len(cut)) is None
     assert PageFilter(only=str(known)).keeps_from_bytes is False
+
+
+def _page_starts(data: bytes) -> list[int]:
+    starts, at = [], data.find(b"<page>")
+    while at >= 0:
+        starts.append(at)
+        at = data.find(b"<page>", at + 1)
+    return starts
+
+
+def test_redirects_and_other_namespaces_are_read_from_their_heads() -> None:
+    """What the head alone says; anything else (entities, a redirect told only by its
+    text, another shape) is left to the XML parser."""
+    page = (
+        "<page>\n <title>{title}</title>\n <ns>{ns}</ns>\n <id>7</id>\n {redirect}"
+        "<revision>\n  <id>70</id>\n  <text>#REDIRECT [[Albedo]]</text>\n </revision>\n</page>\n"
+    )
+
+    def skim(title: str = "Reflectivity", ns: str = "0", target: str | None = "Albedo") -> Any:
+        redirect = f'<redirect title="{target}" />\n ' if target is not None else ""
+        return _skimmed(page.format(title=title, ns=ns, redirect=redirect).encode(), 0)
+
+    assert skim() == ParsedPage(title="Reflectivity", page_id=7, redirect_to="Albedo")
+    assert skim(title="solar_reflectivity", target="albedo  effect") == ParsedPage(
+        title="Solar reflectivity", page_id=7, redirect_to="Albedo effect"
+    )
+    assert skim(ns="10") is _LEFT_OUT and skim(ns="-1", target=None) is _LEFT_OUT
+    assert skim(target="#Section") is _LEFT_OUT  # a redirect to an anchor: nothing to load
+    for other in (
+        skim(target=None),  # a redirect only its text tells (old exports)
+        skim(title="A&amp;B"),
+        skim(target="A&amp;B"),
+        _skimmed(b"<page><title>X</title><id>7</id><revision>", 0),  # no <ns>
+        _skimmed(b"<page><title>X</title><ns>0</ns><id>7</id><redirect />", 0),
+        _skimmed(
+            b'<page><title>X\xff</title><ns>0</ns><id>7</id><redirect title="Y" /><revision>', 0
+        ),
+    ):
+        assert other is None, other
 
 
 def test_malformed_xml_after_kept_pages_is_reported_where_it_is(tmp_path: Path) -> None:
