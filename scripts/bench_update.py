@@ -16,7 +16,10 @@ size of the graph. For each size of the scale benchmark's synthetic dumps
    in a fresh process, and reads its report (phases, articles and sections touched);
 4. with ``--disk N``, updates back and forth N times, recording the database's size
    after each, then compacts it;
-5. with ``--compare REF``, runs each update also with the package as it is at the git
+5. with ``--partial``, applies the same changes as a partial export (the changed, new
+   and moved pages only, as a day's "adds-changes" dump holds them) and a
+   ``kg-agent delete`` of the deleted titles, on a fresh copy of the graph;
+6. with ``--compare REF``, runs each update also with the package as it is at the git
    ref ``REF`` (a worktree, on ``PYTHONPATH``), the two alternating ``--repeat`` times on
    fresh copies of the same graph: an A/B of a change on one machine, where one run's
    noise is larger than the change (the medians are reported).
@@ -157,10 +160,66 @@ def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             if args.compare:
                 entry["code"] = name
             row["updates"].append(entry)
+        if args.partial:
+            row.setdefault("partial", []).append(
+                bench_partial(base, src, summary, work, load["wall_s"], rate, args, newer)
+            )
         src.unlink()
     if args.disk:
         row["disk"] = bench_disk(base, old, work, args, newer)
     return row
+
+
+def bench_partial(
+    base: Path,
+    newer_dump: Path,
+    summary: dict[str, Any],
+    work: Path,
+    load_s: float,
+    rate: float,
+    args: argparse.Namespace,
+    newer: Any,
+) -> dict[str, Any]:
+    """The same changes as a partial export (only the changed, new and moved pages, as a
+    day's "adds-changes" dump holds them) and a ``kg-agent delete`` of the deleted
+    titles: the path whose reading grows with the changes alone."""
+    export = work / f"v2-{rate}-export.xml"
+    pages = newer.partial_export(newer_dump, summary, export)
+    deleted = work / f"v2-{rate}-deleted.txt"
+    deleted.write_text("".join(f"{t}\n" for t in summary["deleted"]), encoding="utf-8")
+    db = work / "updated.kuzu"
+    model = ["--model", args.model] if args.model else []
+    updates, deletes = [], []
+    for i in range(args.repeat):
+        copy_graph(base, db)
+        print(f"[{base.parent.name}] partial export, {rate:.1%} (run {i + 1}) ...", flush=True)
+        cmd = [*kg_agent(), "update", str(export), "--db", str(db), *model, *NO_CACHE]
+        updates.append(run([*cmd, "--json", "-q"]))
+        cmd = [*kg_agent(), "delete", "--from-file", str(deleted), "--db", str(db)]
+        deletes.append(run([*cmd, "--json", "-q"]))
+    r = updates[0]["report"]
+    timings = {
+        k: _median([u["report"]["timings"].get(k, 0.0) for u in updates]) for k in r["timings"]
+    }
+    update_s = _median([u["wall_s"] for u in updates])
+    delete_s = _median([d["wall_s"] for d in deletes])
+    export_bytes = export.stat().st_size
+    export.unlink()
+    deleted.unlink()
+    return {
+        "rate": rate,
+        "export_pages": pages,
+        "export_bytes": export_bytes,
+        "update_s": update_s,
+        "delete_s": delete_s,
+        "wall_s": round(update_s + delete_s, 1),
+        "share_of_full_load": round((update_s + delete_s) / load_s, 4),
+        "peak_rss_mib": max(u["peak_rss_mib"] for u in [*updates, *deletes]),
+        **{k: r[k] for k in ("added", "changed", "unchanged", "sections_written")},
+        "deleted": deletes[0]["report"].get("stubbed", 0) + deletes[0]["report"].get("deleted", 0),
+        "phases": {k: v for k, v in timings.items() if "." not in k},
+        "index_steps": {k: v for k, v in timings.items() if k.startswith("index.")},
+    }
 
 
 def _median(values: list[float]) -> float:
@@ -266,6 +325,28 @@ def print_table(rows: list[dict[str, Any]]) -> None:
                 )
                 + f" | {u['peak_rss_mib']:,} |"
             )
+    if any("partial" in row for row in rows):
+        print(
+            "\nThe same changes as a partial export and a delete:\n\n| articles | changed "
+            "| export pages | update s | delete s | together | share | known | parse | diff | "
+            "resolve | write | index | pagerank | linker | peak RSS MiB |"
+        )
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        for u in row.get("partial", []):
+            p, ix = u["phases"], u["index_steps"]
+            print(
+                f"| {row['articles']:,} | {u['rate']:.1%} | {u['export_pages']:,} | "
+                f"{u['update_s']:.1f} | {u['delete_s']:.1f} | {u['wall_s']:.1f} | "
+                f"{u['share_of_full_load']:.1%} | "
+                + " | ".join(
+                    f"{p.get(k, 0.0):.1f}"
+                    for k in ("known", "parse", "diff", "resolve", "write", "index")
+                )
+                + f" | {ix.get('index.pagerank', 0.0):.1f}"
+                + f" | {ix.get('index.entity_linker', 0.0):.1f}"
+                + f" | {u['peak_rss_mib']:,} |"
+            )
     for row in rows:
         if "disk" in row:
             d = row["disk"]
@@ -288,6 +369,11 @@ def main() -> None:
     ap.add_argument("--disk", type=int, default=0, help="Back-and-forth updates to measure size.")
     ap.add_argument("--compare", help="A git ref whose package each update also runs with.")
     ap.add_argument("--repeat", type=int, default=1, help="Runs of each update (medians).")
+    ap.add_argument(
+        "--partial",
+        action="store_true",
+        help="Also apply each rate's changes as a partial export plus a delete.",
+    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     args.rates = [float(r) for r in args.rates.split(",")]

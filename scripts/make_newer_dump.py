@@ -192,6 +192,24 @@ def _add_pages(
         fh.write(page)
 
 
+def partial_export(newer: Path, summary: dict[str, Any], out: Path) -> int:
+    """Write the pages of ``newer`` that ``summary`` says changed, were added or had their
+    redirect moved, as a ``Special:Export`` (or a day's "adds-changes" dump) holds them:
+    a partial export, which never deletes (the deleted titles go to ``kg-agent delete``).
+    Returns how many pages it holds."""
+    wanted = {*summary["changed"], *summary["added"], *summary["retargeted"]}
+    n = 0
+    with out.open("w", encoding="utf-8") as fh:
+        for kind, piece in pages(newer):
+            if kind == "page":
+                title_m = _TITLE.search(piece)
+                if title_m is None or html.unescape(title_m.group(1)) not in wanted:
+                    continue
+                n += 1
+            fh.write(piece)
+    return n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("src", type=Path)
