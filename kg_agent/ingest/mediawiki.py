@@ -468,9 +468,9 @@ def _skimmed(data: bytes, at: int) -> ParsedPage | None:
     text) or a page of another namespace (:data:`_LEFT_OUT`); else None.
 
     Why: an update's parse reads every page of a full dump, and once the pages the graph
-    holds are kept from their bytes (:meth:`PageFilter.kept_at`), the redirects (half the
-    pages of English Wikipedia's namespace 0) and the other namespaces were most of what
-    the XML parser still built trees for. As for a kept page, what is skipped is the XML
+    holds are kept from their bytes (:meth:`PageFilter.kept_at`), the redirects (English
+    Wikipedia holds more of them than articles) and the other namespaces were most of
+    what the XML parser still built trees for. As for a kept page, what is skipped is the XML
     check of a text the graph does not read; a title or target with an entity (``&``)
     goes to the parser."""
     m = _PAGE_START.match(data, at)
