@@ -84,6 +84,10 @@ class GraphLookups:
     #: An update writes only these articles' rows (new, changed and relinked ones),
     #: resolved against every title of the source, as a whole load would resolve them.
     only: pa.Array | None = None
+    #: And only these redirects (those the diff found new or moved, or without a row):
+    #: the rest are the graph's already, and a dump of English Wikipedia holds millions. An
+    #: unchanged redirect adds no stub: its target is in the graph.
+    redirects: pa.Array | None = None
 
 
 def _only(table: pa.Table, column: str, titles: pa.Array | None) -> pa.Table:
@@ -159,7 +163,8 @@ def prepare(
         _write(out.path(unit, "links_to"), links)
         prog.update(1)
     prog.close()
-    redirects = resolver.redirect_rows()
+    only_redirects = None if graph.redirects is None else graph.redirects.to_pylist()
+    redirects = resolver.redirect_rows(only_redirects)
     _write_globals(stage, resolver, redirects, categories, graph)
     counts.update(
         stubs=len(resolver.stubs),

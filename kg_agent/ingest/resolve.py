@@ -11,7 +11,7 @@ then mapped back and aggregated in vectorised C++.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -133,10 +133,12 @@ class LinkResolver:
         self.stubs.add(t)
         return t
 
-    def redirect_rows(self) -> list[tuple[str, str]]:
-        """(redirect, target article) of this load; an article of the same title wins."""
+    def redirect_rows(self, only: Collection[str] | None = None) -> list[tuple[str, str]]:
+        """(redirect, target article) of this load; an article of the same title wins.
+        ``only``: the redirects to resolve (an update writes those that changed)."""
         red = self.table.redirects
-        todo = [t for t in red if t not in self.table.titles]
+        wanted = None if only is None else set(only)
+        todo = [t for t in red if t not in self.table.titles and (wanted is None or t in wanted)]
         self.prefetch(red[t] for t in todo)
         rows = []
         for title in todo:

@@ -416,6 +416,7 @@ class Updater:
                 categories=store.existing_categories,
                 state=state,
                 only=only,
+                redirects=_read_titles(stage.file("resolve-redirects.parquet")),
             )
             return prepare(stage, parsed, graph, progress=self.options.progress, table=table)
 
@@ -721,6 +722,12 @@ def _plan(
     _write_titles(stage.file("deleted.parquet"), deleted.column("title"))
     _write_titles(stage.file("removed-redirects.parquet"), red_removed)
     _write_titles(stage.file("changed-redirects.parquet"), _titles(red_added, red_changed))
+    # what the resolve phase reads of the dump's redirects: those that changed, and those
+    # that resolve to no row (to themselves, in a loop), which may still make a stub
+    rowless = pc.filter(
+        redirect_titles, pc.invert(pc.is_in(redirect_titles, value_set=now_red.column("title")))
+    )
+    _write_titles(stage.file("resolve-redirects.parquet"), _titles(red_added, red_changed, rowless))
     for name in ("graph-articles.parquet", "graph-redirects.parquet"):
         stage.file(name).unlink(missing_ok=True)
     counts = {
@@ -905,6 +912,14 @@ def _relinked(
     return pc.filter(out, pc.is_in(out, value_set=unchanged))
 
 
+def _read_titles(path: Path) -> pa.Array | None:
+    """The titles :func:`_write_titles` wrote, or None without the file (a stage an
+    earlier version diffed)."""
+    if not path.exists():
+        return None
+    return pq.read_table(path).column("title").combine_chunks()
+
+
 def _write_titles(path: Path, titles: pa.Array | pa.ChunkedArray) -> None:
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(pa.table({"title": titles}), tmp)
@@ -912,7 +927,8 @@ def _write_titles(path: Path, titles: pa.Array | pa.ChunkedArray) -> None:
 
 
 def _keep_changed_redirects(stage: Stage) -> None:
-    """The resolve phase wrote every redirect of the dump: keep those that changed."""
+    """Keep the redirects that changed, of those the resolve phase wrote (only those,
+    since it was told which; a stage resolved by an earlier version holds them all)."""
     changed = pq.read_table(stage.file("changed-redirects.parquet")).column("title")
     for name, column in (("redirects.parquet", "title"), ("redirects_to.parquet", "from")):
         path = stage.file(name)

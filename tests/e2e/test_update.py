@@ -12,6 +12,7 @@ from __future__ import annotations
 import bz2
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -32,7 +33,7 @@ from kg_agent.store import GraphStore
 from tests.e2e.conftest import ENWIKI
 from tests.support.cli import assert_no_process_holds, kg_agent_exe
 from tests.support.graph_compare import assert_link_table_patched, assert_same_graph
-from tests.support.newer_sample import pages_of, write_dump, write_newer_sample
+from tests.support.newer_sample import pages_of, redirect_page, write_dump, write_newer_sample
 from tests.support.synth import generate, make_dump
 
 NO_VECTORS = LoadOptions(progress=False, embeddings="none")
@@ -247,6 +248,33 @@ def test_a_partial_export_changes_and_never_deletes(
     code, out = _cli("update", str(export), "--db", str(db), "--delete", "--json", "-q")
     assert code == 0, out
     assert json.loads(out)["deleted"] == 33  # every other article of the sample
+
+
+def test_redirects_without_a_row_resolve_as_a_fresh_load_resolves_them(tmp_path: Path) -> None:
+    """The resolve reads only the redirects that changed, and those that resolve to no
+    row: a new redirect to itself, and a loop of two, still leave the stubs a fresh load
+    of the newer dump leaves (and an unchanged redirect none)."""
+    sample = Path(SAMPLE_DUMP).read_text(encoding="utf-8")
+    pages = pages_of(sample, {m for m in re.findall(r"<id>(\d+)</id>", sample)})
+    old = write_dump(sample, pages, tmp_path / "old-pages-articles.xml")
+    new = write_dump(
+        sample,
+        [
+            *pages,
+            redirect_page("Loop", 951, "Loop"),
+            redirect_page("Ring one", 952, "Ring two"),
+            redirect_page("Ring two", 953, "Ring one"),
+            redirect_page("Flowers", 954, "Tommy Flowers"),
+        ],
+        tmp_path / "new-pages-articles.xml",
+    )
+    db, fresh = tmp_path / "g.kuzu", tmp_path / "fresh.kuzu"
+    load_source(old, db, options=NO_VECTORS)
+    load_source(new, fresh, options=NO_VECTORS)
+    report = update_graph(new, db, options=UpdateOptions(progress=False))
+    assert report.redirects_added >= 1 and report.changed == 0
+    assert _article(fresh, "Loop") is not None  # what the update must also write
+    assert_same_graph(db, fresh)
 
 
 # ---------------------------------------------------------------- passage corpora

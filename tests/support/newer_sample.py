@@ -50,7 +50,8 @@ def _page(title: str, page_id: int, revision: int, text: str) -> str:
     )
 
 
-def _redirect(title: str, page_id: int, target: str) -> str:
+def redirect_page(title: str, page_id: int, target: str) -> str:
+    """A redirect's ``<page>``, as Wikimedia's dumps write it."""
     return (
         f"  <page>\n    <title>{title}</title>\n    <ns>0</ns>\n    <id>{page_id}</id>\n"
         f'    <redirect title="{target}" />\n    <revision>\n      <id>{page_id}01</id>\n'
@@ -106,8 +107,8 @@ def write_newer_sample(path: Path) -> Path:
             page = _bump(page.replace("Alan Turing", "Turing machine"))
         out.append(page)
     out.append(_page("Lord Byron", 901, 90101, LORD_BYRON))
-    out.append(_redirect("Z3 (computer)", 902, "Z3 computer"))
-    out.append(_redirect("Babbage's engine", 903, "Difference Engine"))
+    out.append(redirect_page("Z3 (computer)", 902, "Z3 computer"))
+    out.append(redirect_page("Babbage's engine", 903, "Difference Engine"))
     path.write_text(head + "".join(out) + "</mediawiki>\n", encoding="utf-8")
     return path
 
