@@ -320,6 +320,16 @@ class AnthropicClient:
                 )
             return self._sdk
 
+    def prepare(self) -> None:
+        """Import the SDK and build its client now: the import costs ~2.5 s on a small
+        CPU, which a server pays at start-up rather than inside its first request's
+        time limit. Sends nothing."""
+        self._client()
+
+    @property
+    def prepared(self) -> bool:
+        return self._sdk is not None
+
     def close(self) -> None:
         """Close the SDK's HTTP connections (safe to call twice, or before any call)."""
         with self._sdk_lock:

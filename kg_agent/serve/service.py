@@ -163,7 +163,8 @@ class GraphService:
         warm: bool = True,
     ) -> GraphService:
         """Open the graph read-only; ``warm`` answers one question first, so the model,
-        the text index and the entity linker are loaded before the first request."""
+        the text index, the entity linker and the Claude client are loaded before the
+        first request."""
         agent = KnowledgeGraphAgent(
             db_path,
             anthropic_api_key=anthropic_api_key,
@@ -175,6 +176,11 @@ class GraphService:
                 _one_torch_thread(agent)
             if warm:
                 service.search("warm up", top_k=1)
+                # the search never calls the model: its client is built here, not in
+                # the first request's time limit
+                prepare = getattr(agent.llm, "prepare", None)
+                if callable(prepare):
+                    prepare()
         except BaseException:
             agent.close()
             raise

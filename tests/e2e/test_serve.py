@@ -331,6 +331,26 @@ def test_claude_answer_streams_after_stages_and_evidence(
     assert numbered, "the streamed [n] point into the evidence event"
 
 
+def test_a_warm_service_builds_its_claude_client_before_the_first_request(
+    sample_graph: tuple[Path, LoadReport],
+) -> None:
+    """The SDK's import (~2.5 s here) once fell inside the first request's time limit."""
+    from kg_agent.config import AgentConfig
+    from kg_agent.serve.service import GraphService
+
+    with fake_anthropic_server() as fake:
+        config = AgentConfig(llm_base_url=fake.base_url)
+        for warm in (True, False):
+            service = GraphService.open(
+                str(sample_graph[0]), config=config, anthropic_api_key=DEFAULT_KEY, warm=warm
+            )
+            try:
+                assert getattr(service.agent.llm, "prepared", None) is warm
+            finally:
+                service.close()
+        assert fake.message_requests == [], "warming sends nothing to the model"
+
+
 def test_busy_and_timeout_are_503_and_504(claude_server: tuple[RunningServer, Any]) -> None:
     srv, fake = claude_server
     fake.enqueue(delay(5.0, text("late")))

@@ -116,6 +116,18 @@ def test_sdk_client_is_created_once_and_reused(
     assert client._sdk is None
 
 
+def test_prepare_builds_the_sdk_client_without_a_request(
+    client: AnthropicClient, fake_anthropic: FakeAnthropic
+) -> None:
+    assert not client.prepared
+    client.prepare()
+    sdk = client._sdk
+    assert client.prepared and sdk is not None
+    assert fake_anthropic.message_requests == []
+    _call(client)
+    assert client._sdk is sdk, "the call used the client prepare() built"
+
+
 def test_is_an_llm_client(client: AnthropicClient) -> None:
     assert isinstance(client, LLMClient)
 
