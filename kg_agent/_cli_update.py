@@ -6,7 +6,7 @@ stays about querying and loading).
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -17,6 +17,9 @@ from kg_agent._cli_common import (
     _library_errors,
     make_embedder,
 )
+
+if TYPE_CHECKING:
+    from kg_agent.ingest.update import UpdateReport
 
 
 @click.command()
@@ -29,6 +32,13 @@ from kg_agent._cli_common import (
     default=None,
     help="Delete articles the dump lacks. Default: only from a full dump (a Wikimedia "
     "'…pages-articles…' file, or a passage corpus); never from a partial export.",
+)
+@click.option(
+    "--deletions",
+    type=click.File("r", encoding="utf-8"),
+    help="Also delete the titles in this file, one a line ('-' for stdin), in the same "
+    "transaction, as 'kg-agent delete' deletes them: a deletion log beside a partial "
+    "export. A title the source holds is kept.",
 )
 @click.option(
     "--compact/--no-compact",
@@ -54,6 +64,7 @@ def update(
     shard_mb: int | None,
     buffer_pool_mb: int | None,
     delete: bool | None,
+    deletions: TextIO | None,
     compact: bool | None,
     as_json: bool,
     quiet: bool,
@@ -81,6 +92,7 @@ def update(
         chunk_bytes=shard_mb << 20 if shard_mb else None,
         index=index_file,
         compact=compact,
+        deletions=tuple(deletions.read().splitlines()) if deletions else (),
     )
     embedder = make_embedder(model, batch_size)
     report = update_graph(
@@ -97,7 +109,13 @@ def update(
         click.echo(f"{db_path} is already up to date with {source}; nothing to do.")
         return
     t = {k: v for k, v in report.timings.items() if "." not in k}
-    deletes = "" if report.deletes else "  (not deleting: a partial export; --delete to)"
+    deletes = (
+        ""
+        if report.deletes
+        else "  (a partial export: only those --deletions names)"
+        if report.deletions_requested
+        else "  (not deleting: a partial export; --delete to)"
+    )
     resumed = ", resumed" if report.resumed else ""
     click.echo(
         f"Updated {db_path} from {source}{resumed}\n"
@@ -109,7 +127,8 @@ def update(
         f"{report.reparsed:,} read again\n"
         f"  deleted    {report.deleted:>8,}  ({report.stubbed:,} kept as stubs, "
         f"{report.renamed:,} renamed){deletes}\n"
-        f"  redirects  {report.redirects_added:>8,} added, {report.redirects_changed:,} "
+        + _deletions_line(report)
+        + f"  redirects  {report.redirects_added:>8,} added, {report.redirects_changed:,} "
         f"changed, {report.redirects_removed:,} removed\n"
         f"  sections   {report.sections_written:>8,} written, {report.sections_embedded:,} "
         f"embedded, {report.sections_reused:,} vectors reused "
@@ -121,6 +140,23 @@ def update(
         f"  time       {sum(t.values()):>8.1f}s  "
         + "  ".join(f"{k} {v:.1f}s" for k, v in t.items())
     )
+
+
+def _deletions_line(report: UpdateReport) -> str:
+    """What became of ``--deletions`` (empty without it)."""
+    if not report.deletions_requested:
+        return ""
+    line = f"             {report.deletions_requested:,} named by --deletions"
+    if report.deletions_missing:
+        line += f"; not in the graph: {_some(report.deletions_missing)}"
+    if report.deletions_superseded:
+        line += f"; kept, the source holds them: {_some(report.deletions_superseded)}"
+    return line + "\n"
+
+
+def _some(titles: list[str]) -> str:
+    shown = ", ".join(repr(t) for t in titles[:5])
+    return shown + (f" and {len(titles) - 5:,} more" if len(titles) > 5 else "")
 
 
 @click.command()
@@ -161,9 +197,7 @@ def delete(
         "removed with them"
     )
     if report.missing:
-        shown = ", ".join(repr(t) for t in report.missing[:5])
-        more = f" and {len(report.missing) - 5:,} more" if len(report.missing) > 5 else ""
-        click.echo(f"Not in the graph: {shown}{more}")
+        click.echo(f"Not in the graph: {_some(report.missing)}")
 
 
 @click.command()

@@ -18,7 +18,8 @@ size of the graph. For each size of the scale benchmark's synthetic dumps
    after each, then compacts it;
 5. with ``--partial``, applies the same changes as a partial export (the changed, new
    and moved pages only, as a day's "adds-changes" dump holds them) and a
-   ``kg-agent delete`` of the deleted titles, on a fresh copy of the graph;
+   ``kg-agent delete`` of the deleted titles, on a fresh copy of the graph, then as one
+   ``kg-agent update --deletions`` (``--partial-only`` skips the full dump's updates);
 6. with ``--compare REF``, runs each update also with the package as it is at the git
    ref ``REF`` (a worktree, on ``PYTHONPATH``), the two alternating ``--repeat`` times on
    fresh copies of the same graph: an A/B of a change on one machine, where one run's
@@ -148,8 +149,10 @@ def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
         )
         db = work / "updated.kuzu"
         trees = [("now", ROOT), *([(args.compare, args.compare_tree)] if args.compare else [])]
+        if args.partial_only:
+            trees = []
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in trees}
-        for i in range(args.repeat):
+        for i in range(args.repeat if trees else 0):
             for name, tree in trees:
                 copy_graph(base, db)
                 print(f"[{n:,}] update, {rate:.1%} changed ({name}, run {i + 1}) ...", flush=True)
@@ -182,14 +185,15 @@ def bench_partial(
 ) -> dict[str, Any]:
     """The same changes as a partial export (only the changed, new and moved pages, as a
     day's "adds-changes" dump holds them) and a ``kg-agent delete`` of the deleted
-    titles: the path whose reading grows with the changes alone."""
+    titles: the path whose reading grows with the changes alone. Then both at once
+    (``update --deletions``), which pays the graph-wide work once."""
     export = work / f"v2-{rate}-export.xml"
     pages = newer.partial_export(newer_dump, summary, export)
     deleted = work / f"v2-{rate}-deleted.txt"
     deleted.write_text("".join(f"{t}\n" for t in summary["deleted"]), encoding="utf-8")
     db = work / "updated.kuzu"
     model = ["--model", args.model] if args.model else []
-    updates, deletes = [], []
+    updates, deletes, together = [], [], []
     for i in range(args.repeat):
         copy_graph(base, db)
         print(f"[{base.parent.name}] partial export, {rate:.1%} (run {i + 1}) ...", flush=True)
@@ -197,12 +201,20 @@ def bench_partial(
         updates.append(run([*cmd, "--json", "-q"]))
         cmd = [*kg_agent(), "delete", "--from-file", str(deleted), "--db", str(db)]
         deletes.append(run([*cmd, "--json", "-q"]))
+        copy_graph(base, db)
+        print(f"[{base.parent.name}] the same with --deletions (run {i + 1}) ...", flush=True)
+        cmd = [*kg_agent(), "update", str(export), "--db", str(db), *model, *NO_CACHE]
+        together.append(run([*cmd, "--deletions", str(deleted), "--json", "-q"]))
     r = updates[0]["report"]
     timings = {
         k: _median([u["report"]["timings"].get(k, 0.0) for u in updates]) for k in r["timings"]
     }
     update_s = _median([u["wall_s"] for u in updates])
     delete_s = _median([d["wall_s"] for d in deletes])
+    one = together[0]["report"]
+    one_timings = {
+        k: _median([u["report"]["timings"].get(k, 0.0) for u in together]) for k in one["timings"]
+    }
     export_bytes = export.stat().st_size
     export.unlink()
     deleted.unlink()
@@ -219,6 +231,14 @@ def bench_partial(
         "deleted": deletes[0]["report"].get("stubbed", 0) + deletes[0]["report"].get("deleted", 0),
         "phases": {k: v for k, v in timings.items() if "." not in k},
         "index_steps": {k: v for k, v in timings.items() if k.startswith("index.")},
+        "with_deletions": {
+            "wall_s": _median([u["wall_s"] for u in together]),
+            "share_of_full_load": round(_median([u["wall_s"] for u in together]) / load_s, 4),
+            "peak_rss_mib": max(u["peak_rss_mib"] for u in together),
+            **{k: one[k] for k in ("added", "changed", "deleted", "stubbed")},
+            "phases": {k: v for k, v in one_timings.items() if "." not in k},
+            "index_steps": {k: v for k, v in one_timings.items() if k.startswith("index.")},
+        },
     }
 
 
@@ -293,6 +313,13 @@ def bench_disk(
     }
 
 
+def _partial_cells(phases: dict[str, float], steps: dict[str, float], rss: int) -> str:
+    cells = [f"{phases.get(k, 0.0):.1f}" for k in ("known", "parse", "diff", "resolve")]
+    cells += [f"{phases.get(k, 0.0):.1f}" for k in ("write", "index")]
+    cells += [f"{steps.get(k, 0.0):.1f}" for k in ("index.pagerank", "index.entity_linker")]
+    return " | ".join(cells) + f" | {rss:,} |"
+
+
 def print_table(rows: list[dict[str, Any]]) -> None:
     print(
         "\n| articles | embeddings | full load s | changed | update s | share | added/changed/"
@@ -338,14 +365,24 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             print(
                 f"| {row['articles']:,} | {u['rate']:.1%} | {u['export_pages']:,} | "
                 f"{u['update_s']:.1f} | {u['delete_s']:.1f} | {u['wall_s']:.1f} | "
-                f"{u['share_of_full_load']:.1%} | "
-                + " | ".join(
-                    f"{p.get(k, 0.0):.1f}"
-                    for k in ("known", "parse", "diff", "resolve", "write", "index")
-                )
-                + f" | {ix.get('index.pagerank', 0.0):.1f}"
-                + f" | {ix.get('index.entity_linker', 0.0):.1f}"
-                + f" | {u['peak_rss_mib']:,} |"
+                f"{u['share_of_full_load']:.1%} | " + _partial_cells(p, ix, u["peak_rss_mib"])
+            )
+    if any("partial" in row for row in rows):
+        print(
+            "\nThe same in one update (--deletions):\n\n| articles | changed | export pages "
+            "| update s | share | added/changed/deleted | known | parse | diff | resolve | "
+            "write | index | pagerank | linker | peak RSS MiB |"
+        )
+        print("|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        for u in row.get("partial", []):
+            w = u["with_deletions"]
+            p, ix = w["phases"], w["index_steps"]
+            print(
+                f"| {row['articles']:,} | {u['rate']:.1%} | {u['export_pages']:,} | "
+                f"{w['wall_s']:.1f} | {w['share_of_full_load']:.1%} | "
+                f"{w['added']}/{w['changed']}/{w['deleted']} | "
+                + _partial_cells(p, ix, w["peak_rss_mib"])
             )
     for row in rows:
         if "disk" in row:
@@ -372,7 +409,13 @@ def main() -> None:
     ap.add_argument(
         "--partial",
         action="store_true",
-        help="Also apply each rate's changes as a partial export plus a delete.",
+        help="Also apply each rate's changes as a partial export plus a delete, and as "
+        "one update with --deletions.",
+    )
+    ap.add_argument(
+        "--partial-only",
+        action="store_true",
+        help="With --partial: skip the full dump's updates (the load is still timed).",
     )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()

@@ -39,6 +39,7 @@ and the derived tables (linear in the graph); ``docs/BENCHMARKS.md`` measures bo
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import re
@@ -120,6 +121,11 @@ class UpdateOptions:
     #: None: compact the graph when updates have doubled its file (see
     #: :data:`~kg_agent.ingest.maintain.AUTO_COMPACT_GROWTH`); False never; True always.
     compact: bool | None = None
+    #: Titles deleted from the wiki since (a deletion log beside a partial export):
+    #: deleted in this update's transaction as ``kg-agent delete`` deletes them, so the
+    #: graph-wide work (commit, PageRank, linker) is paid once. A title the source holds
+    #: is not deleted: the source is the newer word on it.
+    deletions: tuple[str, ...] = ()
 
     @property
     def parse_workers(self) -> int:
@@ -145,6 +151,9 @@ class UpdateReport:
     kept_unparsed: int = 0  # unchanged pages whose wikitext was not parsed
     reparsed: int = 0  # kept pages read again (relinked, or changed in the graph since)
     stubbed: int = 0  # deleted articles kept as stubs (still linked to)
+    deletions_requested: int = 0  # titles named by ``deletions`` (deleted: in ``deleted``)
+    deletions_missing: list[str] = field(default_factory=list)  # not articles of the graph
+    deletions_superseded: list[str] = field(default_factory=list)  # held by the source
     redirects_added: int = 0
     redirects_changed: int = 0
     redirects_removed: int = 0
@@ -193,10 +202,14 @@ class Updater:
             )
         fmt = opts.fmt or detect_format(src)
         deletes = opts.delete if opts.delete is not None else is_full_dump(src, fmt)
+        named = sorted({t.strip() for t in opts.deletions if t.strip()})
         fp = "update-" + fingerprint(
             src, fmt, self.embedder.name, str(opts.max_section_words), str(deletes)
         )
+        if named:  # another list is another update
+            fp += "-" + hashlib.sha256("\n".join(named).encode()).hexdigest()[:16]
         report = UpdateReport(source=src, db_path=self.db_path, deletes=deletes)
+        report.deletions_requested = len(named)
         with LoadLock(self.db_path), sigterm_as_interrupt():
             state, embeddings, latest, previous, sources, words = self._inspect(fp)
             if deletes and opts.delete is None and len(sources) > 1:
@@ -223,7 +236,7 @@ class Updater:
             report.resumed = stage.resumed
             try:
                 rechunk = words is not None and words != str(opts.max_section_words)
-                self._run(src, fmt, fp, stage, state, embeddings, rechunk, report)
+                self._run(src, fmt, fp, stage, state, embeddings, rechunk, named, report)
             except SourceError:
                 stage.remove()
                 raise
@@ -305,6 +318,7 @@ class Updater:
         state: str,
         embeddings: str,
         rechunk: bool,
+        named: list[str],
         report: UpdateReport,
     ) -> None:
         opts = self.options
@@ -340,12 +354,16 @@ class Updater:
         plan, extra, table = self._timed(
             "diff",
             report,
-            lambda: _plan(self.db_path, stage, parsed, report.deletes, state, rechunk, reparse),
+            lambda: _plan(
+                self.db_path, stage, parsed, report.deletes, state, rechunk, reparse, named
+            ),
         )
         if "reparse" in report.timings:  # the diff's time without the reparse in it
             report.timings["diff"] = round(report.timings["diff"] - report.timings["reparse"], 3)
         parsed.units = [*parsed.units, *extra]
         _report_counts(report, plan)
+        by_name = stage.file("deleted-by-name.parquet")
+        takes_redirects = by_name.exists() and _takes_redirects(self.db_path, by_name)
         only = pq.read_table(stage.file("rewrite.parquet")).column("title").combine_chunks()
         counts = self._timed(
             "resolve",
@@ -388,11 +406,13 @@ class Updater:
                 "deleted": str(stage.file("deleted.parquet")),
                 "removed_redirects": str(stage.file("removed-redirects.parquet")),
                 "result": str(result),
+                **({"redirects_into": str(by_name)} if by_name.exists() else {}),
             },
         )
         out = self._timed("write", report, lambda: write_in_child(job))
-        if read_all:
+        if read_all and not takes_redirects:
             _every_page_read(self.db_path)
+        report.redirects_removed = int(out.get("removed_redirects", report.redirects_removed))
         report.vectors_kept = int(out.get("vectors_kept", 0))
         report.stubbed = int(out.get("stubbed_articles", 0))
         report.removed_stubs = int(out.get("removed_stubs", 0))
@@ -547,6 +567,8 @@ def _report_counts(report: UpdateReport, counts: dict[str, Any]) -> None:
         "redirects_removed",
     ):
         setattr(report, key, int(counts.get(key, 0)))
+    report.deletions_missing = list(counts.get("deletions_missing", []))
+    report.deletions_superseded = list(counts.get("deletions_superseded", []))
 
 
 def _lookup(store: GraphStore, deletes: bool) -> Callable[[Sequence[str]], Any]:
@@ -599,6 +621,7 @@ def _plan(
     state: str,
     rechunk: bool,
     reparse: Reparse,
+    named: Sequence[str] = (),
 ) -> tuple[dict[str, Any], list[int], TitleTable | None]:
     """Compare the parsed dump with the graph; writes the titles to rewrite, delete and
     unredirect into the stage and returns the counts (kept in ``diff.json``), the
@@ -607,7 +630,9 @@ def _plan(
 
     Everything per article stays in Arrow columns (a whole Wikipedia is ~7M titles).
     ``rechunk``: the graph was split into sections differently, so every article it
-    holds is rewritten (the vectors of unchanged text are still reused).
+    holds is rewritten (the vectors of unchanged text are still reused). ``named``:
+    titles to delete as well (:attr:`UpdateOptions.deletions`), unless the dump holds
+    them.
     """
     done = stage.done("diff")
     if done is not None and done.get("state") == state:
@@ -664,6 +689,13 @@ def _plan(
                     pc.fill_null(pc.is_in(graph.column("page_id"), value_set=moved_ids), False),
                 ),
             )
+        asked = pa.array(list(named), pa.string())
+        held = pc.or_(
+            pc.is_in(asked, value_set=new_titles), pc.is_in(asked, value_set=redirect_titles)
+        )
+        in_graph_named = pc.is_in(asked, value_set=graph.column("title"))
+        by_name = pc.filter(asked, pc.and_(in_graph_named, pc.invert(held)))
+        gone = pc.or_(gone, pc.is_in(graph.column("title"), value_set=by_name))
         deleted = graph.filter(gone)
         ids = pc.drop_null(added.column("page_id").combine_chunks())
         renamed = int(
@@ -720,6 +752,9 @@ def _plan(
     reparsed = sum(int(markers[u].get("articles", 0)) for u in extra)
     _write_titles(stage.file("rewrite.parquet"), _titles(rewrite, relinked))
     _write_titles(stage.file("deleted.parquet"), deleted.column("title"))
+    stage.file("deleted-by-name.parquet").unlink(missing_ok=True)
+    if len(by_name):  # their redirects go with them, as a delete takes them
+        _write_titles(stage.file("deleted-by-name.parquet"), by_name)
     _write_titles(stage.file("removed-redirects.parquet"), red_removed)
     _write_titles(stage.file("changed-redirects.parquet"), _titles(red_added, red_changed))
     # what the resolve phase reads of the dump's redirects: those that changed, and those
@@ -742,6 +777,10 @@ def _plan(
         "redirects_added": len(red_added),
         "redirects_changed": len(red_changed),
         "redirects_removed": len(red_removed),
+        "deletions_missing": pc.filter(
+            asked, pc.and_(pc.invert(in_graph_named), pc.invert(held))
+        ).to_pylist(),
+        "deletions_superseded": pc.filter(asked, held).to_pylist(),
     }
     stage.mark("diff", {"state": state, "counts": counts, "extra_units": extra})
     return counts, extra, table
@@ -835,6 +874,18 @@ READ_EVERY_PAGE = "update_reads_every_page"
 def _reads_every_page(db_path: str) -> bool:
     with GraphStore.open(db_path, read_only=True) as store:
         return store.meta().get(READ_EVERY_PAGE, "") == "1"
+
+
+def _takes_redirects(db_path: str, by_name: Path) -> bool:
+    """Whether deleting the titles named in ``by_name`` takes redirects with them, as
+    ``kg-agent delete`` does: if so, the next update reads every page (it is marked
+    before the write, so that a write cut short still leaves the mark)."""
+    titles = _read_titles(by_name)
+    with GraphStore.open(db_path, read_only=False) as store:
+        if titles is None or not GraphEdits(store).redirects_into(titles.to_pylist()):
+            return False
+        store.set_meta(**{READ_EVERY_PAGE: "1"})
+    return True
 
 
 def _every_page_read(db_path: str) -> None:

@@ -383,8 +383,11 @@ class _Edits:
         self.stubs = self.graph.stubs_linked_from(touched)
         self.categories = self.graph.categories_of(touched)
         removed = read_titles(Path(self.spec["removed_redirects"]))
-        if self.spec.get("drop_redirects_into"):
+        if self.spec.get("drop_redirects_into"):  # a delete: every deleted title's
             removed.extend(sorted(self.graph.redirects_into(self.deleted)))
+        elif self.spec.get("redirects_into"):  # an update: those deleted by name
+            named = read_titles(Path(self.spec["redirects_into"]))
+            removed = list(dict.fromkeys([*removed, *sorted(self.graph.redirects_into(named))]))
         self.stubs |= self.graph.stubs_redirected_from([*removed, *read_titles(self.redirects)])
         for i in range(0, len(removed), _LOOKUP):
             self.store.delete_redirects(removed[i : i + _LOOKUP])

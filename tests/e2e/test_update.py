@@ -364,6 +364,45 @@ def test_delete_titles_and_from_stdin(embedder: Embedder, tmp_path: Path) -> Non
     assert_link_table_patched(db)
 
 
+def test_deletions_beside_a_partial_export_equal_an_update_then_a_delete(
+    newer: Path, tmp_path: Path
+) -> None:
+    """A day's changes as an export and a deletion log, in one update: the graph a
+    partial update followed by ``kg-agent delete`` gives, for one commit and one
+    refresh of PageRank and the linker instead of two."""
+    from kg_agent.ingest.maintain import delete_articles
+    from kg_agent.ingest.update import READ_EVERY_PAGE
+
+    base = tmp_path / "base.kuzu"
+    load_source(SAMPLE_DUMP, base, options=NO_VECTORS)
+    text = newer.read_text(encoding="utf-8")
+    export = write_dump(text, pages_of(text, {"102"}), tmp_path / "Special-Export.xml")
+    # linked to (a stub, its redirect 'Babbage' gone), linked to, held by the export,
+    # a redirect (not an article), absent
+    named = ["Charles Babbage", "IBM", "Ada Lovelace", "Babbage", "No Such Article"]
+    one = _copy_graph(base, tmp_path / "one.kuzu")
+    code, out = _cli(
+        "update", str(export), "--db", str(one), "--deletions", "-", "--json", "-q",
+        input="\n".join(named) + "\n",
+    )  # fmt: skip
+    assert code == 0, out
+    report = json.loads(out)
+    assert report["deletions_requested"] == 5
+    assert report["deletions_missing"] == ["Babbage", "No Such Article"]
+    assert report["deletions_superseded"] == ["Ada Lovelace"]
+    assert (report["changed"], report["deleted"], report["stubbed"]) == (1, 2, 2)
+    assert report["redirects_removed"] == 1  # 'Babbage', Charles Babbage's other name
+    assert "Annabella Milbanke" in _links_of(one, "Ada Lovelace")  # the export's text
+    two = _copy_graph(base, tmp_path / "two.kuzu")
+    update_graph(export, two, options=UpdateOptions(progress=False))
+    delete_articles(two, ["Charles Babbage", "IBM"])
+    assert_same_graph(one, two)
+    assert_link_table_patched(one)
+    for db in (one, two):  # the redirect taken: the next update reads every page
+        with GraphStore.open(db, read_only=True) as store:
+            assert store.meta().get(READ_EVERY_PAGE) == "1"
+
+
 def test_delete_needs_a_title(tmp_path: Path) -> None:
     code, out = _cli("delete", "--db", str(tmp_path / "g.kuzu"))
     assert code == 2 and "at least one title" in out
