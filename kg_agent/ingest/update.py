@@ -5,14 +5,20 @@ An update is a load that writes a difference:
 1. **parse** the newer dump into shards, as a load does (parallel, resumable), except
    that a page the graph already has (same title, page id, revision and digest) is
    *kept*: its article row is written without its wikitext being parsed
-   (:mod:`~kg_agent.ingest.known`; reading the XML is a tenth of the parse's cost);
+   (:mod:`~kg_agent.ingest.known`; reading the XML is a tenth of the parse's cost).
+   Reading every article's keys for that is linear in the graph, so a partial export
+   too small to hold a tenth of the graph's articles is parsed whole instead
+   (:attr:`UpdateOptions.skip_known`);
 2. **diff** (:func:`_plan`): its articles against the graph's by title, page id and
    digest (the dump's ``<sha1>``, else a hash of the text): *added*, *changed*,
-   *unchanged*; and, from a full dump, *deleted* (articles the dump no longer has;
-   a partial export never deletes). Its redirects, resolved as a fresh load would
-   resolve them, against the graph's: a redirect added, removed or pointing
-   elsewhere changes what links to its title mean, so unchanged articles that link
-   to such a title are *relinked* (rewritten with their links resolved again). In a
+   *unchanged*; and, from a full dump, *deleted* (articles the dump no longer has; a
+   partial export deletes only what it shows moved or turned into a redirect, and the
+   titles :attr:`UpdateOptions.deletions` names). A full dump's diff reads every
+   article and redirect of the graph; a partial export's, by key, only the rows of the
+   titles and page ids it names (:func:`_named_articles`). Its redirects, resolved as
+   a fresh load would resolve them, against the graph's: a redirect added, removed or
+   pointing elsewhere changes what links to its title mean, so unchanged articles that
+   link to such a title are *relinked* (rewritten with their links resolved again). In a
    passage corpus, whose mention edges are inferred from titles, unchanged passages
    that name an added title, or mentioned a deleted one, are relinked. Kept pages
    whose text is needed (those that may link through a changed redirect: the graph's
@@ -32,8 +38,9 @@ An update is a load that writes a difference:
 
 The result is the graph a fresh load of the newer dump would give (the e2e tests
 compare the two). What it costs grows with the number of changes, except reading the
-dump's XML and the diff (linear in the dump: a change can only be found by reading it)
-and the derived tables (linear in the graph); ``docs/BENCHMARKS.md`` measures both.
+dump's XML and the diff (linear in the dump: a change can only be found by reading it),
+Kùzu's checkpoint at the commit, PageRank, the derived tables and the entity linker
+(linear in the graph); ``docs/BENCHMARKS.md`` measures both.
 """
 
 from __future__ import annotations
@@ -126,6 +133,11 @@ class UpdateOptions:
     #: graph-wide work (commit, PageRank, linker) is paid once. A title the source holds
     #: is not deleted: the source is the newer word on it.
     deletions: tuple[str, ...] = ()
+    #: Whether the parse skips the pages the graph has unchanged, after reading every
+    #: article's keys (:mod:`~kg_agent.ingest.known`). None: for a full dump, and for a
+    #: partial one that may hold a tenth of the graph's articles (a small export is
+    #: parsed whole sooner than the graph's keys are read); True or False: always, never.
+    skip_known: bool | None = None
 
     @property
     def parse_workers(self) -> int:
@@ -327,7 +339,10 @@ class Updater:
         if read_all and stage.done("known") is not None:  # kept pages would be missed
             stage.forget("known", "parse", "diff")
             stage.units.drop_from(0)
-        if fmt == MEDIAWIKI and not rechunk and not read_all:
+        skip = opts.skip_known
+        if skip is None:
+            skip = report.deletes or _holds_much_of(src, self.db_path)
+        if fmt == MEDIAWIKI and not rechunk and not read_all and skip:
             # a new split re-reads every article; so does a graph a delete took
             # redirects from (see _reads_every_page)
             known = self._timed("known", report, lambda: _known_pages(self.db_path, stage, state))
@@ -541,7 +556,7 @@ class Updater:
                 f"{self.db_path} lost rows of its last update: {lost}; restore the graph "
                 "from a backup, or load the newer dump into a new graph"
             )
-        if stage.done("known") is None:
+        if stage.done("known") is None and not stage.file("deleted-by-name.parquet").exists():
             _every_page_read(self.db_path)
         if stage.file("edits-result.json").exists():
             self._index(src, previous, stage, units, report)
@@ -641,17 +656,25 @@ def _plan(
     table = TitleTable.from_shards(stage.units, parsed.units, parsed.cut)
     new = _dump_articles(stage, table, parsed.units)
     new_titles = new.column("title")
+    redirect_titles = pa.array(list(table.redirects), pa.string())
+    asked = pa.array(list(named), pa.string())
     with GraphStore.open(db_path, read_only=True) as store:
         edits = GraphEdits(store)
         known = stage.done("known")
-        if not (  # the export the keys were made from, when the graph is still the same
+        exported = (  # the export the keys were made from, when the graph is still the same
             known is not None
             and known.get("state") == state
             and stage.file("graph-articles.parquet").exists()
-        ):
-            edits.export_articles(stage.file("graph-articles.parquet"))
-        edits.export_redirects(stage.file("graph-redirects.parquet"))
-        graph = pq.read_table(stage.file("graph-articles.parquet"))
+        )
+        # a partial export reads, by key, the rows of what it names; a full dump all
+        scoped = not deletes and not exported
+        if scoped:
+            graph = _named_articles(edits, new, _titles(redirect_titles, asked))
+        else:
+            if not exported:
+                edits.export_articles(stage.file("graph-articles.parquet"))
+            edits.export_redirects(stage.file("graph-redirects.parquet"))
+            graph = pq.read_table(stage.file("graph-articles.parquet"))
         graph = graph.filter(pc.invert(pc.fill_null(graph.column("is_stub"), False)))
         graph = graph.append_column("in_graph", pa.array([True] * graph.num_rows, pa.bool_()))
         joined = new.select(["title", "page_id", "revision", "digest"]).join(
@@ -673,7 +696,6 @@ def _plan(
         added = joined.filter(pc.invert(in_graph))
         changed = joined.filter(pc.and_(in_graph, pc.invert(same)))
         unchanged = joined.filter(pc.and_(in_graph, same)).column("title")
-        redirect_titles = pa.array(list(table.redirects), pa.string())
         if deletes:  # what the dump lacks
             gone = pc.invert(pc.is_in(graph.column("title"), value_set=new_titles))
         else:  # a partial export still says which pages became redirects, or moved
@@ -689,7 +711,6 @@ def _plan(
                     pc.fill_null(pc.is_in(graph.column("page_id"), value_set=moved_ids), False),
                 ),
             )
-        asked = pa.array(list(named), pa.string())
         held = pc.or_(
             pc.is_in(asked, value_set=new_titles), pc.is_in(asked, value_set=redirect_titles)
         )
@@ -711,7 +732,10 @@ def _plan(
             }
         )
         del rows
-        old_red = pq.read_table(stage.file("graph-redirects.parquet"))
+        if scoped:  # the graph's redirects of the titles a partial export's diff reads
+            old_red = _named_redirects(edits, _titles(now_red.column("title"), new_titles))
+        else:
+            old_red = pq.read_table(stage.file("graph-redirects.parquet"))
         red = now_red.join(old_red, "title", join_type="left outer", right_suffix="_g")
         is_new = pc.is_null(red.column("target_g"))
         moved = pc.and_(
@@ -784,6 +808,53 @@ def _plan(
     }
     stage.mark("diff", {"state": state, "counts": counts, "extra_units": extra})
     return counts, extra, table
+
+
+_GRAPH_ARTICLES = pa.schema(
+    [
+        ("title", pa.string()),
+        ("page_id", pa.int64()),
+        ("revision", pa.int64()),
+        ("digest", pa.string()),
+        ("is_stub", pa.bool_()),
+    ]
+)
+
+
+def _named_articles(edits: GraphEdits, new: pa.Table, others: pa.Array) -> pa.Table:
+    """The graph's article rows that a partial export's diff reads: those of its
+    titles and of ``others`` (its redirects' titles, titles named for deletion), and
+    of its pages' ids under another title (a move). Every other row of the graph
+    would compare with nothing, so the diff equals one over the whole export."""
+    rows = edits.articles_named(_titles(new.column("title"), others).to_pylist())
+    have = {str(r[0]) for r in rows}
+    pages = {str(r[0]) for r in rows if not r[4]}  # as the diff filters out stubs
+    ids = [
+        int(pid)
+        for title, pid in zip(
+            new.column("title").to_pylist(), new.column("page_id").to_pylist(), strict=True
+        )
+        if title not in pages and pid is not None
+    ]
+    rows += [r for r in edits.articles_with_ids(sorted(set(ids))) if str(r[0]) not in have]
+    columns: list[Sequence[Any]] = (
+        list(zip(*rows, strict=True)) if rows else [[] for _ in _GRAPH_ARTICLES]
+    )
+    return pa.table(
+        [pa.array(list(c), f.type) for c, f in zip(columns, _GRAPH_ARTICLES, strict=True)],
+        schema=_GRAPH_ARTICLES,
+    )
+
+
+def _named_redirects(edits: GraphEdits, titles: pa.Array) -> pa.Table:
+    """:meth:`GraphEdits.export_redirects`' rows of ``titles`` only."""
+    found = edits.store.existing_redirects(titles.to_pylist())
+    return pa.table(
+        {
+            "title": pa.array(list(found), pa.string()),
+            "target": pa.array(list(found.values()), pa.string()),
+        }
+    )
 
 
 def _dump_articles(stage: Stage, table: TitleTable, units: Sequence[int]) -> pa.Table:
@@ -874,6 +945,23 @@ READ_EVERY_PAGE = "update_reads_every_page"
 def _reads_every_page(db_path: str) -> bool:
     with GraphStore.open(db_path, read_only=True) as store:
         return store.meta().get(READ_EVERY_PAGE, "") == "1"
+
+
+#: A low estimate of a page's bytes in a dump's XML (English Wikipedia: ~6 KB a page,
+#: redirects included), so that a source's pages are over-counted; a compressed file
+#: holds ~5 times its size.
+_PAGE_BYTES = 4096
+_COMPRESSED = (".bz2", ".gz", ".xz", ".zst", ".7z")
+
+
+def _holds_much_of(source: str, db_path: str) -> bool:
+    """Whether ``source`` may hold a tenth of the graph's articles or more (by its size):
+    then skipping its unchanged pages repays reading every article's keys (~1.2 s at
+    100k articles, linear in the graph); a smaller one is parsed whole."""
+    size = Path(source).stat().st_size * (5 if source.lower().endswith(_COMPRESSED) else 1)
+    with GraphStore.open(db_path, read_only=True) as store:
+        articles = store.count_articles()
+    return size // _PAGE_BYTES * 10 >= articles
 
 
 def _takes_redirects(db_path: str, by_name: Path) -> bool:

@@ -56,6 +56,26 @@ class GraphEdits:
             path,
         )
 
+    def articles_named(self, titles: Sequence[str]) -> list[list[Any]]:
+        """:meth:`export_articles`' rows of ``titles`` (those the graph has): what a
+        partial export's diff reads, by key, instead of every article."""
+        return self.store._keys(
+            "MATCH (a:Article {title: $key}) RETURN a.title, a.page_id, a.revision, "
+            "a.digest, a.is_stub",
+            titles,
+        )
+
+    def articles_with_ids(self, page_ids: Sequence[int]) -> list[list[Any]]:
+        """:meth:`export_articles`' rows of the articles with these page ids. One scan of
+        the page id column (not a key), in one statement: a partial export names few."""
+        if not page_ids:
+            return []
+        return self.store._run(
+            "MATCH (a:Article) WHERE a.page_id IN $ids RETURN a.title, a.page_id, "
+            "a.revision, a.digest, a.is_stub",
+            {"ids": list(page_ids)},
+        )
+
     def export_redirects(self, path: str | os.PathLike[str]) -> None:
         """Every redirect and the article it leads to, as parquet."""
         self.store.export_parquet(

@@ -785,6 +785,53 @@ BABBAGE_ARTICLE = """  <page>
 """
 
 
+def test_a_partial_export_reads_the_graph_by_key_as_it_reads_it_whole(
+    newer: Path, tmp_path: Path
+) -> None:
+    """Without the graph's page keys (an export small beside the graph), the diff reads
+    only the rows of the titles and page ids the export names: the same update as one
+    that reads every article and redirect (a move told by its page id alone, without
+    its redirect; a redirect turned article; an edit; deletions by name)."""
+    base = tmp_path / "base.kuzu"
+    load_source(SAMPLE_DUMP, base, options=NO_VECTORS)
+    text = newer.read_text(encoding="utf-8")
+    pages = [*pages_of(text, {"121", "102"}), BABBAGE_ARTICLE]
+    export = write_dump(text, pages, tmp_path / "Special-Export.xml")
+    reports = {}
+    for skip in (True, False):
+        db = _copy_graph(base, tmp_path / f"skip-{skip}.kuzu")
+        options = UpdateOptions(progress=False, skip_known=skip, deletions=("IBM", "Ada Lovelace"))
+        reports[skip] = update_graph(export, db, options=options)
+        assert ("known" in reports[skip].timings) is skip
+    assert_same_graph(tmp_path / "skip-True.kuzu", tmp_path / "skip-False.kuzu")
+    counts = [
+        {k: v for k, v in r.to_dict().items() if k not in ("timings", "db_path", "load_id")}
+        for r in reports.values()
+    ]
+    assert counts[0] == counts[1]
+    assert (reports[False].added, reports[False].changed, reports[False].renamed) == (2, 1, 1)
+    assert reports[False].deleted == 2  # Z3 (computer), moved; IBM, by name
+    assert reports[False].deletions_superseded == ["Ada Lovelace"]
+
+
+def test_the_graphs_keys_are_read_for_a_source_that_may_hold_a_tenth_of_it(
+    fresh_newer_no_vectors: Path, tmp_path: Path
+) -> None:
+    from kg_agent.ingest.update import _holds_much_of
+
+    with GraphStore.open(fresh_newer_no_vectors, read_only=True) as store:
+        articles = store.count_articles()
+    tenth = -(-articles // 10)  # pages that make a tenth of the graph's articles
+    for name, size, much in [
+        ("export.xml", 4096 * (tenth - 1), False),
+        ("export.xml", 4096 * tenth, True),
+        ("export.xml.bz2", -(-4096 * tenth // 5), True),  # ~5 times its size in XML
+    ]:
+        src = tmp_path / name
+        src.write_bytes(b" " * size)
+        assert _holds_much_of(str(src), str(fresh_newer_no_vectors)) is much, (name, size)
+
+
 def test_a_partial_export_follows_moves_and_redirects(newer: Path, tmp_path: Path) -> None:
     """An export of a moved page and its new redirect, and of a redirect turned into an
     article: what the export holds is applied, nothing else is deleted. Articles outside
