@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     type=click.File("r", encoding="utf-8"),
     help="Also delete the titles in this file, one a line ('-' for stdin), in the same "
     "transaction, as 'kg-agent delete' deletes them: a deletion log beside a partial "
-    "export. A title the source holds is kept.",
+    "export. A title the source holds is left to it (the newer word on that page).",
 )
 @click.option(
     "--compact/--no-compact",
@@ -150,7 +150,7 @@ def _deletions_line(report: UpdateReport) -> str:
     if report.deletions_missing:
         line += f"; not in the graph: {_some(report.deletions_missing)}"
     if report.deletions_superseded:
-        line += f"; kept, the source holds them: {_some(report.deletions_superseded)}"
+        line += f"; left to the source, which holds them: {_some(report.deletions_superseded)}"
     return line + "\n"
 
 
