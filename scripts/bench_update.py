@@ -142,9 +142,9 @@ def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             old,
             src,
             changed=rate,
-            added=rate / 10,
-            deleted=rate / 10,
-            retargeted=rate / 10,
+            added=0 if args.edits_only else rate / 10,
+            deleted=0 if args.edits_only else rate / 10,
+            retargeted=0 if args.edits_only else rate / 10,
             seed=1,
         )
         db = work / "updated.kuzu"
@@ -200,7 +200,8 @@ def bench_partial(
         cmd = [*kg_agent(), "update", str(export), "--db", str(db), *model, *NO_CACHE]
         updates.append(run([*cmd, "--json", "-q"]))
         cmd = [*kg_agent(), "delete", "--from-file", str(deleted), "--db", str(db)]
-        deletes.append(run([*cmd, "--json", "-q"]))
+        if summary["deleted"]:  # none with --edits-only
+            deletes.append(run([*cmd, "--json", "-q"]))
         copy_graph(base, db)
         print(f"[{base.parent.name}] the same with --deletions (run {i + 1}) ...", flush=True)
         cmd = [*kg_agent(), "update", str(export), "--db", str(db), *model, *NO_CACHE]
@@ -210,7 +211,7 @@ def bench_partial(
         k: _median([u["report"]["timings"].get(k, 0.0) for u in updates]) for k in r["timings"]
     }
     update_s = _median([u["wall_s"] for u in updates])
-    delete_s = _median([d["wall_s"] for d in deletes])
+    delete_s = _median([d["wall_s"] for d in deletes]) if deletes else 0.0
     one = together[0]["report"]
     one_timings = {
         k: _median([u["report"]["timings"].get(k, 0.0) for u in together]) for k in one["timings"]
@@ -228,7 +229,9 @@ def bench_partial(
         "share_of_full_load": round((update_s + delete_s) / load_s, 4),
         "peak_rss_mib": max(u["peak_rss_mib"] for u in [*updates, *deletes]),
         **{k: r[k] for k in ("added", "changed", "unchanged", "sections_written")},
-        "deleted": deletes[0]["report"].get("stubbed", 0) + deletes[0]["report"].get("deleted", 0),
+        "deleted": sum(deletes[0]["report"].get(k, 0) for k in ("stubbed", "deleted"))
+        if deletes
+        else 0,
         "phases": {k: v for k, v in timings.items() if "." not in k},
         "index_steps": {k: v for k, v in timings.items() if k.startswith("index.")},
         "with_deletions": {
@@ -411,6 +414,12 @@ def main() -> None:
         action="store_true",
         help="Also apply each rate's changes as a partial export plus a delete, and as "
         "one update with --deletions.",
+    )
+    ap.add_argument(
+        "--edits-only",
+        action="store_true",
+        help="Changes are edits only: no page added, deleted or moved, no redirect changed "
+        "(the update then carries the entity linker over instead of building it).",
     )
     ap.add_argument(
         "--partial-only",

@@ -23,7 +23,9 @@ the graph and building the trie (1M: ~2.6 s instead of ~25 s; 5M: ~20 s
 instead of ~170 s). The file records what it was built from (title and
 redirect counts and the graph's load ids, the source of the matching rules, the
 pyahocorasick version); a file that does not match the open graph is ignored
-and the linker builds as without one.
+and the linker builds as without one. An update that changed no title and no
+redirect (edits only) re-labels the file for the graph's new key
+(:func:`carry_over`) rather than building it again.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import importlib.metadata
 import json
 import os
 import pickle
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -104,6 +107,10 @@ class QuestionEntityLinker:
             "loads": loads,
         }
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+    def key(self) -> str:
+        """What a saved matcher must have been built from to serve the graph as it is."""
+        return self._key()
 
     def uses_automaton(self) -> bool:
         """Whether the graph is small enough for the automaton (else full-text fallback)."""
@@ -184,6 +191,32 @@ def _write(path: Path, matcher: MentionMatcher, key: str) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+
+
+def carry_over(path: Path, was: str, now: str) -> bool:
+    """Re-label the matcher saved at ``path`` for the key ``was`` with ``now``.
+
+    A write that changed no title and no redirect leaves the matcher a build would
+    make as it was; only the load ids of its key changed. So the file is copied
+    under the new key, a read and a write of its bytes, instead of a build (100k
+    titles: ~3 s; 1M: ~25 s). False, and the file untouched, when it is missing or
+    was built for another key.
+    """
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    try:
+        with open(path, "rb") as src:
+            if pickle.load(src) != was:
+                return False
+            with open(tmp, "wb") as dst:
+                pickle.dump(now, dst, protocol=pickle.HIGHEST_PROTOCOL)
+                shutil.copyfileobj(src, dst, 1 << 20)
+        os.replace(tmp, path)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
+        return False
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+    return True
 
 
 def _read(path: Path, key: str) -> MentionMatcher | None:

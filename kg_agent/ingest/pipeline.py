@@ -57,6 +57,7 @@ from kg_agent.store.indexes import (
     LinkChanges,
     TextSource,
     build_text_index,
+    carry_linker_over,
     finalize_indexes,
     save_linker_apart,
     sync_text_index,
@@ -607,11 +608,14 @@ def finish_indexes(
     pool_mb: int | None,
     progress: bool,
     links: LinkChanges | None = None,
+    linker_was: str | None = None,
 ) -> dict[str, float]:
     """After a write into a graph: its indexes brought up to date (``text``: the text
     index's changes, else it is rebuilt when stale; ``links``: the load's changes to
     the links, else the link table is rebuilt), the load marked complete, the
-    checksums and the entity linker written. Returns seconds per step."""
+    checksums and the entity linker written (``linker_was``: the saved linker's key
+    before a write that changed no title or redirect, so it is carried over rather than
+    rebuilt when it matches). Returns seconds per step."""
     with GraphStore.open(db_path, read_only=False, buffer_pool_mb=pool_mb) as store:
         sync = None
         if text is not None:
@@ -624,8 +628,12 @@ def finish_indexes(
     write_checksums(db_path)
     # as for a new graph: the linker is built once the writer's pool is gone
     t0 = time.perf_counter()
-    save_linker_apart(db_path)
-    steps["entity_linker"] = round(time.perf_counter() - t0, 3)
+    step = "entity_linker"
+    if linker_was is not None and carry_linker_over(db_path, linker_was):
+        step = "entity_linker_carried_over"
+    else:
+        save_linker_apart(db_path)
+    steps[step] = round(time.perf_counter() - t0, 3)
     return steps
 
 

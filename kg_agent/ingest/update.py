@@ -34,7 +34,9 @@ An update is a load that writes a difference:
    text did not change keeps its row in the vector table: only vectors of changed text
    go through Kùzu's HNSW index again (milliseconds each);
 6. **index**: the text index changed in place, PageRank, article and link tables and
-   the linker rebuilt (the vector index is kept up to date by Kùzu as rows change).
+   the linker rebuilt (the vector index is kept up to date by Kùzu as rows change);
+   after edits alone, which change no title and no redirect, the saved linker is
+   carried over (:func:`~kg_agent.entities.linker.carry_over`), not rebuilt.
 
 The result is the graph a fresh load of the newer dump would give (the e2e tests
 compare the two). What it costs grows with the number of changes, except reading the
@@ -89,7 +91,7 @@ from kg_agent.ingest.stage import LoadLock, Stage
 from kg_agent.ingest.write import VECTOR_KEYS, WriteJob, write_in_child
 from kg_agent.store import SCHEMA_VERSION, GraphStore
 from kg_agent.store.edits import GraphEdits
-from kg_agent.store.indexes import LinkChanges, TextSource
+from kg_agent.store.indexes import LinkChanges, TextSource, linker_key
 from kg_agent.store.layout import default_buffer_pool_mb
 from kg_agent.store.upgrade import upgrade_graph
 
@@ -379,6 +381,7 @@ class Updater:
         _report_counts(report, plan)
         by_name = stage.file("deleted-by-name.parquet")
         takes_redirects = by_name.exists() and _takes_redirects(self.db_path, by_name)
+        linker_was = _linker_key(self.db_path) if _same_names(report) else None
         only = pq.read_table(stage.file("rewrite.parquet")).column("title").combine_chunks()
         counts = self._timed(
             "resolve",
@@ -432,7 +435,7 @@ class Updater:
         report.stubbed = int(out.get("stubbed_articles", 0))
         report.removed_stubs = int(out.get("removed_stubs", 0))
         report.removed_categories = int(out.get("removed_categories", 0))
-        self._index(src, job.load, stage, parsed.units, report)
+        self._index(src, job.load, stage, parsed.units, report, linker_was)
 
     def _prepare(
         self,
@@ -488,6 +491,7 @@ class Updater:
         stage: Stage,
         units: Sequence[int],
         report: UpdateReport,
+        linker_was: str | None = None,
     ) -> None:
         result_path = stage.file("edits-result.json")
         edits = json.loads(result_path.read_text(encoding="utf-8"))
@@ -509,12 +513,17 @@ class Updater:
             unlinked=edits.get("unlinked"),
         )
         t0 = time.perf_counter()
-        steps = self._finish(src, str(load["id"]), text, links)
+        steps = self._finish(src, str(load["id"]), text, links, linker_was)
         report.timings.update({f"index.{k}": v for k, v in steps.items()})
         report.timings["index"] = round(time.perf_counter() - t0, 3)
 
     def _finish(
-        self, src: str, load_id: str, text: TextSource | None, links: LinkChanges | None = None
+        self,
+        src: str,
+        load_id: str,
+        text: TextSource | None,
+        links: LinkChanges | None = None,
+        linker_was: str | None = None,
     ) -> dict[str, float]:
         """The indexes brought up to date after the commit (text None: rebuilt whole)."""
         try:
@@ -528,6 +537,7 @@ class Updater:
                 pool_mb=self.options.buffer_pool_mb,
                 progress=self.options.progress,
                 links=links,
+                linker_was=linker_was,
             )
         except (KeyboardInterrupt, KGAgentError, OSError, RuntimeError) as exc:
             why = "interrupted" if isinstance(exc, KeyboardInterrupt) else one_line(exc)
@@ -962,6 +972,25 @@ def _holds_much_of(source: str, db_path: str) -> bool:
     with GraphStore.open(db_path, read_only=True) as store:
         articles = store.count_articles()
     return size // _PAGE_BYTES * 10 >= articles
+
+
+def _same_names(report: UpdateReport) -> bool:
+    """Whether the diff leaves every name the entity linker matches (the titles of
+    articles with text, the redirects) as it was: edits only."""
+    return not (
+        report.added
+        or report.deleted
+        or report.renamed
+        or report.redirects_added
+        or report.redirects_changed
+        or report.redirects_removed
+    )
+
+
+def _linker_key(db_path: str) -> str | None:
+    """The saved linker's key before the write (see :func:`_same_names`)."""
+    with GraphStore.open(db_path, read_only=True) as store:
+        return linker_key(store)
 
 
 def _takes_redirects(db_path: str, by_name: Path) -> bool:

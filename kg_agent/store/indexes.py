@@ -181,6 +181,26 @@ def save_linker_apart(db_path: str) -> bool:
         return save_linker(store)
 
 
+def linker_key(store: GraphStore) -> str | None:
+    """The key a saved linker of the graph must have now (None: a graph too large for
+    the automaton, whose questions use the full-text fallback)."""
+    from kg_agent.entities.linker import QuestionEntityLinker
+
+    linker = QuestionEntityLinker(store)
+    return linker.key() if linker.uses_automaton() else None
+
+
+def carry_linker_over(db_path: str, was: str) -> bool:
+    """After a write that changed no name (title or redirect): the saved linker, if it
+    was built for the key ``was``, re-labelled for the graph as it is now, not rebuilt."""
+    from kg_agent.entities.linker import carry_over
+
+    with GraphStore.open(db_path, read_only=True, buffer_pool_mb=_LINKER_POOL_MB) as store:
+        path = store.linker_path()
+        now = linker_key(store)
+    return path is not None and now is not None and carry_over(path, was, now)
+
+
 def finalize_indexes(
     store: GraphStore,
     *,

@@ -832,6 +832,38 @@ def test_the_graphs_keys_are_read_for_a_source_that_may_hold_a_tenth_of_it(
         assert _holds_much_of(str(src), str(fresh_newer_no_vectors)) is much, (name, size)
 
 
+def test_an_update_that_changes_no_name_carries_the_linker_over(
+    newer: Path, tmp_path: Path
+) -> None:
+    """Edits alone leave every title and redirect as they were: the saved linker is
+    re-labelled for the updated graph, not rebuilt, and links as a build does."""
+    from kg_agent.entities import QuestionEntityLinker
+
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, options=NO_VECTORS)
+    text = newer.read_text(encoding="utf-8")
+    export = write_dump(text, pages_of(text, {"102"}), tmp_path / "Special-Export.xml")
+    report = update_graph(export, db, options=UpdateOptions(progress=False))
+    assert report.changed == 1 and not (report.added or report.deleted)
+    assert "index.entity_linker_carried_over" in report.timings, report.timings
+    questions = [
+        "Who was the father of Ada Lovelace?",
+        "What did Charles Babbage design, and what did Alan Turing write about it?",
+        "Where was Tommy Flowers when he built Colossus?",
+    ]
+    with GraphStore.open(db, read_only=True) as store:
+        path = store.linker_path()
+        saved = QuestionEntityLinker(store, saved=path)
+        built = QuestionEntityLinker(store)
+        assert [saved.link(q) for q in questions] == [built.link(q) for q in questions]
+        assert saved.loaded_from == path, "the carried file serves the updated graph"
+        assert any(saved.link(q) for q in questions)
+    # a new article is a new name: the linker is built again
+    export = write_dump(text, [BABBAGE_ARTICLE], tmp_path / "Special-Export-2.xml")
+    report = update_graph(export, db, options=UpdateOptions(progress=False))
+    assert report.added == 1 and "index.entity_linker" in report.timings
+
+
 def test_a_partial_export_follows_moves_and_redirects(newer: Path, tmp_path: Path) -> None:
     """An export of a moved page and its new redirect, and of a redirect turned into an
     article: what the export holds is applied, nothing else is deleted. Articles outside

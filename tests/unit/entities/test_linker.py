@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kg_agent.entities import QuestionEntityLinker
 from kg_agent.store import GraphReader
 from tests.support.memory_graph import MemoryGraph
@@ -51,3 +53,24 @@ def test_the_full_text_fallback_wants_the_name_in_order(world_no_vectors: Memory
     assert linker.link("Who employed Anne Law at court?") == ["Anne Law"]
     # both words are in the question, but not as the name
     assert linker.link("Who was Anne Woodville's father-in-law?") == []
+
+
+def test_a_saved_linker_carried_over_to_a_new_key_serves_it_unchanged(
+    world_no_vectors: MemoryGraph, tmp_path: Path
+) -> None:
+    from kg_agent.entities.linker import _read, carry_over
+
+    linker = QuestionEntityLinker(world_no_vectors)
+    path = tmp_path / "linker.pkl"
+    linker.save(path)
+    was = linker.key()
+    before = path.read_bytes()
+    assert not carry_over(path, "another graph", "new"), "built for another key: left alone"
+    assert path.read_bytes() == before
+    assert not carry_over(tmp_path / "none.pkl", was, "new")
+    assert carry_over(path, was, "new")
+    assert _read(path, was) is None
+    carried = _read(path, "new")
+    assert carried is not None
+    for q in ("Who wrote Dark River?", "Where did Braunek teach?"):
+        assert carried.find(q) == linker._matcher.find(q)  # type: ignore[union-attr]
