@@ -61,7 +61,10 @@ DEFAULT_MAX_BATCH_TOKENS = 4096
 GPU_BATCH_SIZE = 256
 """Texts a batch on CUDA or MPS, where a batch of 16 leaves the device idle between
 kernel launches (``scripts/bench_embed.py --device cuda`` sweeps it)."""
-GPU_MAX_BATCH_TOKENS = GPU_BATCH_SIZE * 256
+GPU_TOKENS_PER_TEXT = 256
+"""On a GPU the default token cap is the batch size times this (MiniLM's own length
+limit): a batch holds ``batch_size`` texts of up to 256 word pieces, longer ones fewer."""
+GPU_MAX_BATCH_TOKENS = GPU_BATCH_SIZE * GPU_TOKENS_PER_TEXT
 
 _DEFAULT_ALIASES = frozenset({DEFAULT_MODEL_NAME, "all-MiniLM-L6-v2"})
 
@@ -159,7 +162,8 @@ class Embedder:
     ``precision="auto"`` runs under bf16 autocast on CPUs with native bf16, in fp16
     on CUDA and in fp32 elsewhere; "float32", "bfloat16" and "float16" (a GPU's) force
     one. ``batch_size`` None takes :data:`DEFAULT_BATCH_SIZE` on a CPU and
-    :data:`GPU_BATCH_SIZE` on a GPU (whose token cap grows with it).
+    :data:`GPU_BATCH_SIZE` on a GPU, whose token cap, unless given, is the batch size
+    times :data:`GPU_TOKENS_PER_TEXT`.
     """
 
     def __init__(
@@ -199,8 +203,11 @@ class Embedder:
         self._asked = (batch_size, max_batch_tokens)  # what config() hands on
         on_gpu = not device.startswith("cpu")
         self.batch_size = batch_size or (GPU_BATCH_SIZE if on_gpu else DEFAULT_BATCH_SIZE)
-        if on_gpu and batch_size is None and max_batch_tokens == DEFAULT_MAX_BATCH_TOKENS:
-            max_batch_tokens = GPU_MAX_BATCH_TOKENS
+        if on_gpu and max_batch_tokens == DEFAULT_MAX_BATCH_TOKENS:
+            # the CPU's cap (16 texts of 256) would cut a GPU's batch of 1,024 sections of
+            # ~110 word pieces to ~37 texts: measured on an H100, fp16 then ran at 1,030
+            # sections/s against 5,730 with the batch asked for (docs/BENCHMARKS.md)
+            max_batch_tokens = self.batch_size * GPU_TOKENS_PER_TEXT
         self.device = device
         self.max_seq_length = max_seq_length
         self.threads = threads

@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ CONFIGS: dict[str, tuple[str, list[str]]] = {
     "ray-w1": ("local Ray, 1 worker of 1 CPU", ["--ray", "--ray-workers", "1"]),
     "ray-w2": ("local Ray, 2 workers of 1 CPU", ["--ray", "--ray-workers", "2"]),
     "tiny-t2": ("in-process, 2 threads, a 1-layer 32-d model (cost outside the model)", []),
+    "cuda-auto": ("CUDA, the defaults (fp16, batch 256)", ["--device", "cuda"]),
     "cuda-fp16-b64": ("CUDA, fp16, batch 64", ["--device", "cuda", "--batch-size", "64"]),
     "cuda-fp16-b256": ("CUDA, fp16, batch 256", ["--device", "cuda", "--batch-size", "256"]),
     "cuda-fp16-b1024": ("CUDA, fp16, batch 1024", ["--device", "cuda", "--batch-size", "1024"]),
@@ -55,6 +57,15 @@ CONFIGS: dict[str, tuple[str, list[str]]] = {
     ),
 }
 DEFAULT = ",".join(CONFIGS)
+
+
+def chosen(configs: str, known: Mapping[str, object]) -> list[str]:
+    """The names of a ``--configs`` list, each one of ``known`` (else exit with a message)."""
+    names = [c for c in configs.split(",") if c]
+    unknown = [c for c in names if c not in known]
+    if unknown:
+        raise SystemExit(f"unknown configs: {', '.join(unknown)}")
+    return names
 
 
 def has_cuda() -> bool:
@@ -156,10 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", type=Path, help="save rows and projection here")
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    names = [c for c in args.configs.split(",") if c]
-    unknown = [c for c in names if c not in CONFIGS]
-    if unknown:
-        raise SystemExit(f"unknown configs: {', '.join(unknown)}")
+    names = chosen(args.configs, CONFIGS)
     cuda = has_cuda()
     names = [c for c in names if cuda or not c.startswith("cuda")]
     args.work.mkdir(parents=True, exist_ok=True)

@@ -135,7 +135,9 @@ class ShardEmbedder:
     def __init__(self, config: EmbeddingConfig, device: str, storage: str) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        # a GPU actor's bound is its tokenizer (see ``kg-agent embed``); a CPU actor has
+        # one CPU, which the model uses
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", str(device != "cpu").lower())
         self.embedder = config.build(device)
         self.storage = storage
         self.fs, self.root = _filesystem(storage)

@@ -152,6 +152,21 @@ def test_token_budget_shrinks_batches_of_long_texts(fp32_embedder: Embedder) -> 
     assert np.abs(budgeted - whole).max() <= 1e-5
 
 
+def test_a_gpu_batch_holds_the_texts_asked_for(fp32_embedder: Embedder) -> None:
+    """On a GPU an explicit batch size is the batch (texts of up to 256 word pieces):
+    the CPU's token cap cut 1,024 sections to ~37, and fp16 ran 5.6x slower."""
+    texts = [f"Section {i} of a long article. " * 12 for i in range(1100)]  # ~100 pieces
+    model = fp32_embedder.load()  # only its tokenizer plans batches
+    gpu = Embedder(device="cuda", batch_size=1024)  # built without touching CUDA
+    assert gpu.max_batch_tokens == 1024 * 256
+    assert [len(b) for b in gpu._batches(model, texts)] == [1024, 76]
+    assert Embedder(device="cuda").max_batch_tokens == 256 * 256  # the GPU default
+    assert Embedder(device="cuda", batch_size=64, max_batch_tokens=512).max_batch_tokens == 512
+    cpu = Embedder(batch_size=1024)  # a CPU keeps its cap: long batches are slow there
+    assert cpu.max_batch_tokens == 4096
+    assert len(next(iter(cpu._batches(model, texts)))) < 64
+
+
 def test_bad_model_path_raises_one_line_error(tmp_path: object) -> None:
     emb = Embedder(str(tmp_path) + "/no-such-model")
     assert not emb.is_loaded
