@@ -108,9 +108,10 @@ class QuestionEntityLinker:
         }
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
-    def key(self) -> str:
-        """What a saved matcher must have been built from to serve the graph as it is."""
-        return self._key()
+    def key(self, n_titles: int | None = None) -> str:
+        """What a saved matcher must have been built from to serve the graph as it is
+        (``n_titles``: its article count, when the caller has it)."""
+        return self._key(n_titles)
 
     def uses_automaton(self) -> bool:
         """Whether the graph is small enough for the automaton (else full-text fallback)."""

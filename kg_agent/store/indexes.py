@@ -187,7 +187,8 @@ def linker_key(store: GraphStore) -> str | None:
     from kg_agent.entities.linker import QuestionEntityLinker
 
     linker = QuestionEntityLinker(store)
-    return linker.key() if linker.uses_automaton() else None
+    n = store.count_articles()  # counted once, for both questions
+    return linker.key(n) if n <= linker.max_titles else None
 
 
 def carry_linker_over(db_path: str, was: str) -> bool:
