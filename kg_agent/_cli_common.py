@@ -167,3 +167,29 @@ def tokenizer_threads(wanted: bool) -> Iterator[None]:
             os.environ.pop("TOKENIZERS_PARALLELISM", None)
         else:
             os.environ["TOKENIZERS_PARALLELISM"] = before
+
+
+R = TypeVar("R")
+
+
+def run_with_embedder(
+    run: Callable[..., R],
+    source: str,
+    db_path: str,
+    options: Any,
+    model: str | None,
+    batch_size: int | None,
+    device: str,
+    quiet: bool,
+) -> R:
+    """``load_source`` or ``update_graph`` with the command's embedder; on a GPU, with the
+    tokenizer's threads, its bound (:func:`tokenizer_threads`)."""
+    embedder = make_embedder(model, batch_size, device)
+    with tokenizer_threads(embedder.device != "cpu"):
+        return run(
+            source,
+            db_path,
+            embedder=embedder,
+            options=options,
+            say=None if quiet else (lambda msg: click.echo(msg, err=True)),
+        )

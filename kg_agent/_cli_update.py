@@ -15,8 +15,7 @@ from kg_agent._cli_common import (
     _dump_options,
     _echo_json,
     _library_errors,
-    make_embedder,
-    tokenizer_threads,
+    run_with_embedder,
 )
 
 if TYPE_CHECKING:
@@ -96,15 +95,9 @@ def update(
         compact=compact,
         deletions=tuple(deletions.read().splitlines()) if deletions else (),
     )
-    embedder = make_embedder(model, batch_size, device)
-    with tokenizer_threads(embedder.device != "cpu"):  # the bound of a GPU
-        report = update_graph(
-            source,
-            db_path,
-            embedder=embedder,
-            options=options,
-            say=None if quiet else (lambda msg: click.echo(msg, err=True)),
-        )
+    report = run_with_embedder(
+        update_graph, source, db_path, options, model, batch_size, device, quiet
+    )
     if as_json:
         _echo_json(report.to_dict())
         return

@@ -22,8 +22,8 @@ from kg_agent._cli_common import (
     _dump_options,
     _echo_json,
     _library_errors,
-    make_embedder,
     remember_tokenizer_choice,
+    run_with_embedder,
     tokenizer_threads,
 )
 from kg_agent.exceptions import InvalidArgumentError
@@ -106,15 +106,9 @@ def load(
         buffer_pool_mb=buffer_pool_mb,
         chunk_bytes=shard_mb << 20 if shard_mb else None,
     )
-    embedder = make_embedder(model, batch_size, device)
-    with tokenizer_threads(embedder.device != "cpu"):  # the bound of a GPU
-        report = load_source(
-            source,
-            db_path,
-            embedder=embedder,
-            options=options,
-            say=None if quiet else (lambda msg: click.echo(msg, err=True)),
-        )
+    report = run_with_embedder(
+        load_source, source, db_path, options, model, batch_size, device, quiet
+    )
     if as_json:
         _echo_json(report.to_dict())
         return
