@@ -147,19 +147,24 @@ def remember_tokenizer_choice() -> None:
 
 
 @contextlib.contextmanager
-def tokenizer_threads(wanted: bool) -> Iterator[None]:
-    """The fast tokenizer's threads on while a command embeds (unless the user chose).
+def tokenizer_threads(value: str | None) -> Iterator[None]:
+    """TOKENIZERS_PARALLELISM set to ``value`` while a command embeds ("true": the fast
+    tokenizer on every core; None: unset, so that each Ray actor decides by its own
+    device), then put back; left alone when the user set it.
 
     Each section is tokenised twice (to batch by length, then to encode): on one thread
     that bounds a GPU (an H100 ran the model at 5,730 sections/s with the threads, the
     stage at ~890 without them) and costs ~1% on a CPU. What forks meanwhile
     (nothing: parse workers and the writer are spawned) would warn and run it on one.
     """
-    if not wanted or _TOKENIZER_THREADS_CHOSEN:
+    if _TOKENIZER_THREADS_CHOSEN:
         yield
         return
     before = os.environ.get("TOKENIZERS_PARALLELISM")
-    os.environ["TOKENIZERS_PARALLELISM"] = "true"
+    if value is None:
+        os.environ.pop("TOKENIZERS_PARALLELISM", None)
+    else:
+        os.environ["TOKENIZERS_PARALLELISM"] = value
     try:
         yield
     finally:
@@ -185,7 +190,7 @@ def run_with_embedder(
     """``load_source`` or ``update_graph`` with the command's embedder; on a GPU, with the
     tokenizer's threads, its bound (:func:`tokenizer_threads`)."""
     embedder = make_embedder(model, batch_size, device)
-    with tokenizer_threads(embedder.device != "cpu"):
+    with tokenizer_threads(str(embedder.device != "cpu").lower()):
         return run(
             source,
             db_path,

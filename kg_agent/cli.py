@@ -354,7 +354,8 @@ def embed(
         threads=threads,
         precision=cast(Precision, precision),
     )
-    with tokenizer_threads(ray is None):
+    # with Ray the driver tokenises nothing, and each actor decides by its device
+    with tokenizer_threads("true" if ray is None else None):
         report = embed_graph(
             db_path,
             embedder,

@@ -135,8 +135,9 @@ class ShardEmbedder:
     def __init__(self, config: EmbeddingConfig, device: str, storage: str) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        # a GPU actor's bound is its tokenizer (see ``kg-agent embed``); a CPU actor has
-        # one CPU, which the model uses
+        # a GPU actor's bound is its tokenizer (see ``kg-agent embed``, which leaves the
+        # variable unset for its actors unless the user set it); a CPU actor has one CPU,
+        # which the model uses
         os.environ.setdefault("TOKENIZERS_PARALLELISM", str(device != "cpu").lower())
         self.embedder = config.build(device)
         self.storage = storage
