@@ -129,6 +129,8 @@ def update(
         f"  sections   {report.sections_written:>8,} written, {report.sections_embedded:,} "
         f"embedded, {report.sections_reused:,} vectors reused "
         f"({report.vectors_kept:,} left in place)\n"
+        f"  rows       {report.rows_kept:>8,} of rewritten articles left in place "
+        "(sections, links, categories that did not change)\n"
         f"  database   {report.db_bytes_after / 2**20:>8,.1f} MiB "
         f"(was {report.db_bytes_before / 2**20:,.1f}"
         + ("; compacted" if report.compacted else "")

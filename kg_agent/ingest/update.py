@@ -30,7 +30,9 @@ An update is a load that writes a difference:
    did not change (only changed text reaches the model);
 5. **write** it all in one transaction (:mod:`.write`, :mod:`kg_agent.store.edits`):
    replaced articles, deleted ones (kept as stubs while something links to them),
-   redirects, orphaned stubs and categories. A rewritten article's section whose id and
+   redirects, orphaned stubs and categories. A rewritten article keeps the rows that
+   did not change (:mod:`.replace`: sections with their mentions, links, category edges;
+   each deleted edge makes Kùzu's commit rewrite storage), and a section whose id and
    text did not change keeps its row in the vector table: only vectors of changed text
    go through Kùzu's HNSW index again (milliseconds each);
 6. **index**: the text index changed in place, PageRank, article and link tables and
@@ -175,6 +177,9 @@ class UpdateReport:
     sections_embedded: int = 0  # by the model: text that changed
     sections_reused: int = 0  # vectors kept from the graph or the embedding cache
     vectors_kept: int = 0  # of those, left in place in the graph's vector index
+    #: rows of rewritten articles that were already in the graph as written (sections with
+    #: their mentions, links, category edges) and stayed there (``ingest.replace``)
+    rows_kept: int = 0
     removed_stubs: int = 0
     removed_categories: int = 0
     db_bytes_before: int = 0
@@ -432,6 +437,7 @@ class Updater:
             _every_page_read(self.db_path)
         report.redirects_removed = int(out.get("removed_redirects", report.redirects_removed))
         report.vectors_kept = int(out.get("vectors_kept", 0))
+        report.rows_kept = int(out.get("rows_kept", 0))
         report.stubbed = int(out.get("stubbed_articles", 0))
         report.removed_stubs = int(out.get("removed_stubs", 0))
         report.removed_categories = int(out.get("removed_categories", 0))

@@ -24,10 +24,10 @@ import multiprocessing
 import os
 import signal
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 
 from kg_agent.exceptions import DatabaseError, LoadAborted, one_line
 from kg_agent.ingest.prepare import count_rows
+from kg_agent.ingest.replace import MAX_ARTICLES, StagedRows, Unchanged
 from kg_agent.ingest.stage import Stage
 from kg_agent.progress import Progress
 from kg_agent.store import GraphStore
@@ -61,19 +62,22 @@ _MIN_GROUP_BYTES = 16 * 2**20
 _MERGE_ROWS = 200_000
 
 
-def _batches_of_rows(files: list[Path], rows: int) -> Iterator[pa.Table]:
-    """The files' rows in tables of about ``rows`` rows (a larger file alone)."""
+def _batches_of_rows(files: list[Path], rows: int) -> Iterator[tuple[pa.Table, list[Path]]]:
+    """The files' rows in tables of about ``rows`` rows (a larger file alone), each with
+    the files it was read from."""
     parts: list[pa.Table] = []
+    read: list[Path] = []
     held = 0
     for f in files:
         t = pq.read_table(f)
         parts.append(t)
+        read.append(f)
         held += t.num_rows
         if held >= rows:
-            yield pa.concat_tables(parts)
-            parts, held = [], 0
+            yield pa.concat_tables(parts), read
+            parts, read, held = [], [], 0
     if parts:
-        yield pa.concat_tables(parts)
+        yield pa.concat_tables(parts), read
 
 
 def _groups(files: list[Path], budget: int) -> list[list[Path]]:
@@ -179,6 +183,10 @@ class _Copier:
         self.rows = 0
         self.replaced = 0
         self.kept_vectors = self._vectors_in_graph()
+        #: rows of rewritten articles that stay in the graph (:mod:`~kg_agent.ingest.replace`)
+        self.unchanged: Unchanged | None = None
+        #: offsets → titles of the graph before this write (False: no such table)
+        self._titles_at: Callable[[list[int]], list[str | None]] | Literal[False] | None = None
         self.tmp = Path(tempfile.mkdtemp(prefix="copy-", dir=stage.root))
         self.prog = Progress("write", unit="rows", enabled=progress)
         pool = job.buffer_pool_mb or default_buffer_pool_mb(read_only=False)
@@ -245,17 +253,25 @@ class _Copier:
         if self.job.fresh:
             self.copy("Article", articles)
         else:
-            for i, batch in enumerate(_batches_of_rows(articles, _MERGE_ROWS)):
-                self._merge_articles(batch, f"articles-{i:05d}.parquet")
+            if count_rows(articles) <= MAX_ARTICLES:
+                self.unchanged = Unchanged()
+            unit_of = {
+                p: u
+                for u, p in zip(
+                    units, (st.resolved.path(u, "articles") for u in units), strict=True
+                )
+            }
+            for i, (batch, read) in enumerate(_batches_of_rows(articles, _MERGE_ROWS)):
+                self._merge_articles(batch, f"articles-{i:05d}.parquet", [unit_of[p] for p in read])
         self.copy("Article", [p for p in [st.file("stubs.parquet")] if p.exists()])
         self.copy("Category", [p for p in [st.file("categories.parquet")] if p.exists()])
-        self.copy("Section", _files(st, units, "resolved", "sections"))
+        self.copy("Section", self._new_rows("sections"))
         if self.job.embeddings == "now":
             self.copy("SectionVector", self._vectors_to_copy())
-        self.copy("HAS_SECTION", _files(st, units, "resolved", "has_section"))
-        self.copy("IN_CATEGORY", _files(st, units, "resolved", "in_category"))
-        self.copy("MENTIONS", _files(st, units, "resolved", "mentions"))
-        self.copy("LINKS_TO", _files(st, units, "resolved", "links_to"))
+        self.copy("HAS_SECTION", self._new_rows("has_section"))
+        self.copy("IN_CATEGORY", self._new_rows("in_category"))
+        self.copy("MENTIONS", self._new_rows("mentions"))
+        self.copy("LINKS_TO", self._new_rows("links_to"))
         redirects = st.file("redirects.parquet")
         if redirects.exists():
             if not self.job.fresh:
@@ -267,9 +283,18 @@ class _Copier:
         self.prog.close()
         return {
             "rows_written": self.rows,
+            "rows_kept": self.unchanged.rows if self.unchanged is not None else 0,
             "replaced_articles": self.replaced,
             "vectors_kept": len(self.kept_vectors),
         }
+
+    def _new_rows(self, kind: str) -> list[Path]:
+        """The stage's files of ``kind``, less the rows that stay in the graph."""
+        files = _files(self.stage, self.job.units, "resolved", kind)
+        if self.unchanged is None:
+            return files
+        out = (self.unchanged.new_rows(kind, path, self.tmp) for path in files)
+        return [p for p in out if p is not None]
 
     def _vectors_in_graph(self) -> set[str]:
         """Ids of the staged vectors the graph already holds, same id and same text
@@ -309,10 +334,12 @@ class _Copier:
                 pq.write_table(rest, out[-1])
         return out
 
-    def _merge_articles(self, table: pa.Table, name: str) -> None:
+    def _merge_articles(self, table: pa.Table, name: str, units: list[int]) -> None:
         """Articles of a load into a graph that may hold them (a re-load, or stubs
         that this load fills in): those are updated in place and their old
-        sections, links and categories removed; the rest are copied."""
+        sections, links and categories removed (only those that changed, see
+        :mod:`~kg_agent.ingest.replace`); the rest are copied. ``units``: the shards
+        ``table`` was read from."""
         titles = table.column("title").to_pylist()
         found: set[str] = set()
         for i in range(0, len(titles), _LOOKUP):
@@ -325,16 +352,36 @@ class _Copier:
             mask = pc.is_in(table.column("title"), value_set=pa.array(sorted(found)))
             old = table.filter(mask)
             names = old.column("title").to_pylist()
+            staged = None
+            if self.unchanged is not None:
+                kinds = ("sections", "mentions", "links_to", "in_category")
+                files = {k: _files(self.stage, units, "resolved", k) for k in kinds}
+                staged = StagedRows(files, names)
             for i in range(0, len(names), _LOOKUP):
-                self.store.clear_article_content(
-                    names[i : i + _LOOKUP], keep_vectors=self.kept_vectors
-                )
+                chunk = names[i : i + _LOOKUP]
+                if staged is None or self.unchanged is None:
+                    self.store.clear_article_content(chunk, keep_vectors=self.kept_vectors)
+                else:
+                    self._replace(chunk, staged, self.unchanged)
             self.store.update_articles(old.to_pylist())
             table = table.filter(pc.invert(mask))
         if table.num_rows:
             tmp = self.tmp / name
             pq.write_table(table, tmp)
             self.copy("Article", [tmp])
+
+    def _replace(self, titles: list[str], staged: StagedRows, unchanged: Unchanged) -> None:
+        """Delete what ``titles`` hold in the graph that the stage does not repeat."""
+        from kg_agent.store.edits import GraphEdits
+
+        edits = GraphEdits(self.store)
+        if self._titles_at is None:
+            table = self.store.article_table_before(str(self.job.load["id"]))
+            self._titles_at = table.titles if table is not None else False
+        now = edits.article_content(titles, self._titles_at or None)
+        gone = unchanged.add(now, staged.content(titles))
+        self.store.delete_vectors([s for s in now.sections if s not in self.kept_vectors])
+        edits.delete_content(sorted(gone.sections), sorted(gone.links), sorted(gone.categories))
 
 
 def read_titles(path: Path, column: str = "title") -> list[str]:

@@ -721,6 +721,19 @@ class GraphStore(GraphReads, VectorWrites):
             self._articles = ArticleTable(path)
         return self._articles
 
+    def article_table_before(self, load_id: str) -> ArticleTable | None:
+        """The generation's article table if it maps the node offsets of the graph as it
+        was before the load ``load_id`` (being written now), else None."""
+        gen = self.generation_path()
+        path = gen / ARTICLE_TABLE if gen is not None else None
+        if path is None or not path.exists():
+            return None
+        try:
+            table = ArticleTable(path)
+        except (OSError, ValueError):
+            return None
+        return table if table.key == self._links_key(without=load_id) else None
+
     def export_articles(self, path: Path) -> Path:
         """Every article's node offset, title, stub flag and PageRank, as parquet: what
         the article table is written from, and the titles a patch of the link table

@@ -120,6 +120,7 @@ def test_update_reports_every_kind_of_change(updated: tuple[Path, dict[str, Any]
     # a reused vector under the same section id stays in the vector index (relinked
     # articles: all of theirs); one whose section moved is inserted again
     assert 0 < report["vectors_kept"] <= report["sections_reused"]
+    assert report["rows_kept"] > 0  # the relinked articles' sections, for one
 
 
 def test_updated_graph_equals_a_fresh_load_of_the_newer_dump(
@@ -127,6 +128,57 @@ def test_updated_graph_equals_a_fresh_load_of_the_newer_dump(
 ) -> None:
     db, _ = updated
     assert_same_graph(db, fresh_newer)
+    assert_link_table_patched(db)
+
+
+def _rows_of(db: Path, title: str) -> tuple[dict[str, tuple[Any, ...]], dict[str, Any]]:
+    """Ada's sections (id → Kùzu node id, text, its mentions' rel ids) and links
+    (target → rel id): a row deleted and copied again gets a new id."""
+    sections = {
+        r["sid"]: (r["node"], r["text"], tuple(sorted(r["mentions"] or ())))
+        for r in _rows(
+            db,
+            "MATCH (a:Article {title: $t})-[:HAS_SECTION]->(s:Section) "
+            "OPTIONAL MATCH (s)-[m:MENTIONS]->(:Article) "
+            "RETURN s.id AS sid, offset(id(s)) AS node, s.text AS text, "
+            "collect(offset(id(m))) AS mentions",
+            t=title,
+        )
+    }
+    links = {
+        r["to"]: r["rel"]
+        for r in _rows(
+            db,
+            "MATCH (a:Article {title: $t})-[r:LINKS_TO]->(b:Article) "
+            "RETURN b.title AS to, offset(id(r)) AS rel",
+            t=title,
+        )
+    }
+    return sections, links
+
+
+def test_an_edit_rewrites_only_the_rows_it_changed(
+    newer: Path, fresh_newer_no_vectors: Path, tmp_path: Path
+) -> None:
+    """Ada Lovelace gains one sentence (and a link) in one section. That section is
+    written again; her other sections, their mentions and her other links stay the
+    same rows of the graph (each deleted edge makes Kùzu's commit rewrite storage:
+    ``ingest/replace.py``), and the graph still equals a fresh load."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, options=NO_VECTORS)
+    sections, links = _rows_of(db, "Ada Lovelace")
+    report = update_graph(newer, db, options=UpdateOptions(progress=False))
+    now_sections, now_links = _rows_of(db, "Ada Lovelace")
+    edited = [s for s in now_sections if "Annabella Milbanke" in now_sections[s][1]]
+    assert len(edited) == 1 and edited[0] in sections
+    assert now_sections.keys() == sections.keys()
+    for sid, row in now_sections.items():
+        if sid not in edited:
+            assert row == sections[sid], sid  # same node, same text, same mention edges
+    assert set(now_links) == set(links) | {"Annabella Milbanke"}
+    assert {t: now_links[t] for t in links} == links  # every old link is the same edge
+    assert report.rows_kept > len(links)
+    assert_same_graph(db, fresh_newer_no_vectors)
     assert_link_table_patched(db)
 
 

@@ -215,3 +215,42 @@ def test_an_update_by_point_lookups_equals_a_fresh_load(
 
 def _stubs(content: dict[str, Any]) -> dict[str, bool]:
     return {r[0]: r[2] for r in content["articles"]}
+
+
+def test_article_content_by_offset_equals_by_title(
+    sample: Path, keys: dict[str, list[str]]
+) -> None:
+    """What an update compares a rewritten article with: read with neighbours named from
+    the article table, or by Kùzu; a table that names an offset otherwise than the graph
+    (not this graph's) is not used. Checked against whole tables too."""
+    titles = keys["titles"]
+    with GraphStore.open(sample, read_only=True) as store:
+        edits = GraphEdits(store)
+        table = store.article_table()
+        assert table is not None
+        by_title = edits.article_content(titles)
+        with pytest.MonkeyPatch.context() as mp:  # the table is this graph's: no fallback
+
+            def no_fallback(*_: object) -> None:
+                raise AssertionError("read by title")
+
+            mp.setattr(GraphEdits, "_content_by_title", no_fallback)
+            by_offset = edits.article_content(titles, table.titles)
+        assert by_offset == by_title
+        wrong = edits.article_content(titles, lambda offsets: ["Elsewhere"] * len(offsets))
+        assert wrong == by_title
+        links = store.query(
+            "MATCH (a:Article)-[r:LINKS_TO]->(b:Article) RETURN a.title AS a, b.title AS b, "
+            "r.count AS n, r.inferred AS i"
+        )
+        mentions = store.query(
+            "MATCH (s:Section)-[m:MENTIONS]->(b:Article) RETURN s.id AS s, s.article AS a, "
+            "b.title AS b"
+        )
+    assert by_title.links == {
+        (r["a"], r["b"]): (r["n"], r["i"]) for r in links if r["a"] in set(titles)
+    }
+    assert len(by_title.links) > 50 and by_title.categories
+    got = {(s, m[0]) for s, ms in by_title.mentions.items() for m in ms}
+    assert got == {(r["s"], r["b"]) for r in mentions if r["a"] in set(titles)}
+    assert set(by_title.sections) == set(by_title.mentions) and len(by_title.sections) > 20
