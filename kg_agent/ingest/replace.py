@@ -8,7 +8,7 @@ the more it rewrites. Measured on graphs of 0.1, 0.3 and 1M articles with ~39 li
 each (``scripts/bench_checkpoint.py``): the commit after deleting every link of 100
 articles took 2.2, 4.4 and 15.7 s; after inserting 100 links, 0.4, 0.8 and 2.3 s.
 
-A typical revision changes a sentence or two. So the rows of a rewritten article are
+Most edits touch a part of an article, not all of it. So the rows of a rewritten article are
 compared with the graph's: a section whose fields and text hash are the same and whose
 mentions are the same stays, with its edges; so does a link with the same count and
 flag, and a category edge. Only the rest is deleted, and only rows the graph lacks are
@@ -60,12 +60,12 @@ class StagedRows:
             out.sections[str(row[0])] = tuple(row)
             out.mentions[str(row[0])] = []
         ment = self.mentions.filter(pc.is_in(self.mentions.column("from"), value_set=secs["id"]))
-        for sid, target, count, inferred in _rows(ment, ("from", "to", "count", "inferred")):
+        for sid, target, count, inferred in _rows(ment, _EDGE):
             out.mentions[str(sid)].append((target, count, inferred))
         for found in out.mentions.values():
             found.sort(key=repr)
         links = self.links.filter(pc.is_in(self.links.column("from"), value_set=want))
-        for source, target, count, inferred in _rows(links, ("from", "to", "count", "inferred")):
+        for source, target, count, inferred in _rows(links, _EDGE):
             out.links[(str(source), str(target))] = (count, inferred)
         cats = self.categories.filter(pc.is_in(self.categories.column("from"), value_set=want))
         out.categories = {(str(a), str(c)) for a, c in _rows(cats, ("from", "to"))}
@@ -79,10 +79,12 @@ class Unchanged:
         self._sections: list[pa.Array] = []
         self._links: list[pa.Array] = []
         self._categories: list[pa.Array] = []
+        self._joined: dict[str, pa.Array] = {}  # by kind, once every row was noted
         self.rows = 0  # sections, mentions, links and category edges left in place
 
     def add(self, graph: ArticleContent, staged: ArticleContent) -> ArticleContent:
         """Note what ``staged`` repeats of ``graph``; returns what of ``graph`` goes."""
+        self._joined.clear()
         sections = [
             sid
             for sid, row in staged.sections.items()
@@ -102,13 +104,19 @@ class Unchanged:
         gone.categories = graph.categories - set(cats)
         return gone
 
+    def _keys(self, kind: str) -> pa.Array:
+        """The keys that stay for the rows of a stage file of ``kind`` (joined once)."""
+        if kind not in self._joined:
+            parts = {"sections": self._sections, "has_section": self._sections,
+                     "mentions": self._sections, "links_to": self._links,
+                     "in_category": self._categories}[kind]  # fmt: skip
+            self._joined[kind] = pa.concat_arrays(parts) if parts else pa.array([], pa.string())
+        return self._joined[kind]
+
     def new_rows(self, kind: str, path: Path, tmp: Path) -> Path | None:
         """``path``'s rows less those that stay (a filtered copy in ``tmp`` when some
         do; None when none is left)."""
-        keys = {"sections": self._sections, "has_section": self._sections,
-                "mentions": self._sections, "links_to": self._links,
-                "in_category": self._categories}[kind]  # fmt: skip
-        stay = pa.concat_arrays(keys) if keys else pa.array([], pa.string())
+        stay = self._keys(kind)
         if not len(stay):
             return path
         table = pq.read_table(path)
