@@ -209,7 +209,7 @@ class Context:
         return sorted(scored, key=lambda s: -s.score)
 
 
-_INITIAL_END = re.compile(r"(?:\b[A-Z]|\b(?:St|Dr|Mr|Mrs|Jr|Sr|Co|Inc|Ltd|No|vs|c))\.$")
+_INITIAL_END = re.compile(r"(?:\b[A-Z]|\b(?:St|Dr|Mr|Mrs|Jr|Sr|Co|Inc|Ltd|No|vs|c|ca|fl))\.$")
 
 
 def _sentences(text: str) -> list[str]:
@@ -250,19 +250,16 @@ def _find_hops(ctx: Context) -> list[str]:
             word = stem(m.group(0))
             if word not in inner | other_side:
                 continue
-            window, offset = _hop_window(s.text, m, word, word in other_side)
+            window, offset, owners = _hop_window(s.text, m, word, word in other_side)
             if window is None:
                 continue
             for span in names(window):
-                key = fold(span.text.rstrip("."))
-                title = by_base.get(key) or next(
-                    (t for b, t in by_base.items() if len(key) >= 5 and b.startswith(key)), None
-                )
-                if title is None:
-                    continue
-                distance = abs(offset + span.start - m.start())
-                if distance < found.get(title, 1 << 30):
-                    found[title] = distance
+                if owners and not _OWNER.search(span.text):
+                    continue  # before "son": only a possessive names a parent
+                for title, at in _titles_in(span.text, by_base):
+                    distance = abs(offset + span.start + at - m.start())
+                    if distance < found.get(title, 1 << 30):
+                        found[title] = distance
     hops = list(found)  # in the order the evidence gives them
     if inner <= KINSHIP:  # a relative: the name written nearest the kinship word
         hops.sort(key=lambda t: found[t])
@@ -273,18 +270,69 @@ def _find_hops(ctx: Context) -> list[str]:
     return hops
 
 
-def _hop_window(text: str, m: re.Match[str], word: str, other_side: bool) -> tuple[str | None, int]:
-    """Where the hop's name is written around the relation word ``m``: after it for
-    kinship, in its direction; on either side for other relations ("directed by Y",
-    "Y's film")."""
-    if word not in KINSHIP:
+#: A name written as an owner ("Socrates'", "Xanthippe's").
+_OWNER = re.compile(r"['’]s?$")
+
+
+def _hop_window(
+    text: str, m: re.Match[str], word: str, other_side: bool
+) -> tuple[str | None, int, bool]:
+    """Where the hop's name is written around the relation word ``m`` (the text, where
+    it starts, and whether only owners count): after it for kinship, in its direction,
+    or before it as an owner ("Y's eldest son": Y is a parent); on either side for a
+    marriage ("married Y", "Y, whom she later married") and for other relations
+    ("directed by Y", "Y's film")."""
+    if word not in KINSHIP or word in ("spouse", "marri"):
         start = max(0, m.start() - 40)
-        return text[start : m.end() + 80], start
+        return text[start : m.end() + 80], start, False
     after = text[m.end() : m.end() + 80]
     of = re.match(r",?\s+of\s", after)
-    if word in ("spouse", "marri") or (of is not None) == other_side:
-        return after, m.end()
-    return None, 0
+    if (of is not None) == other_side:
+        return after, m.end(), False
+    if other_side:
+        start = max(0, m.start() - 60)
+        return text[start : m.start()], start, True
+    return None, 0, False
+
+
+def _titles_in(name: str, by_base: dict[str, str]) -> list[tuple[str, int]]:
+    """The evidence titles a name span stands for, with where each is written in it:
+    the whole span's title, else each part of "A and B" by its whole name, by a name it
+    begins, or by the longest title it begins with, one word in at most ("King Oswiu of
+    Northumbria")."""
+    whole = _title_of(name, by_base, inside=False)
+    if whole is not None:
+        return [(whole, 0)]
+    out: list[tuple[str, int]] = []
+    at = 0
+    for piece in re.split(r"(\s+and\s+|,\s+)", name):
+        if piece and not re.fullmatch(r"\s+and\s+|,\s+", piece):
+            title = _title_of(piece, by_base, inside=True)
+            if title is not None:
+                out.append((title, at))
+        at += len(piece)
+    return out
+
+
+def _title_of(name: str, by_base: dict[str, str], *, inside: bool) -> str | None:
+    key = fold(_OWNER.sub("", name.strip().rstrip(".")))
+    if not key:
+        return None
+    title = by_base.get(key) or next(
+        (t for b, t in by_base.items() if len(key) >= 5 and b.startswith(key)), None
+    )
+    if title is None and inside:
+        # a title the part begins with, or after one word ("King Oswiu of Northumbria");
+        # never one further in ("Portugal" in "Sancho I of Portugal" is not the hop)
+        words = key.split()
+        heads = (spaced(key), spaced(" ".join(words[1:])) if len(words) > 1 else "")
+        within = [
+            (len(b), t)
+            for b, t in by_base.items()
+            if len(b) >= 4 and any(h.startswith(spaced(b)) for h in heads if h)
+        ]
+        title = max(within)[1] if within else None
+    return title
 
 
 def other_sides(stems: frozenset[str]) -> frozenset[str]:

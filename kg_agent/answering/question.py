@@ -325,7 +325,7 @@ def _strip_lead(name: str) -> str:
 
 
 #: A possessive ending ("Jansch's", "(Noble)'s", "Charles'"), cut before words are read.
-POSSESSIVE = re.compile(r"(?<=[\w)])(?:['’]s|(?<=s)['’])(?=\s)")
+POSSESSIVE = re.compile(r"(?<=[\w).])(?:['’]s|(?<=s)['’])(?=\s)")
 _ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$")
 #: Words that qualify a possessed noun without ending it ("X's maternal grandfather").
 _QUALIFIERS = frozenset(["paternal", "maternal", "elder", "eldest", "younger", "youngest"])

@@ -106,13 +106,26 @@ _PAREN = re.compile(r"\(([^()]{4,120})\)")
 _DASH = re.compile(r"\s*[–—-]\s*")
 
 
+#: A side of a lifespan that is a year alone ("612", "c. 910", "after 890", "399 BC"): a
+#: medieval or ancient year has three digits, which :func:`dates` does not take bare.
+_BARE_YEAR = re.compile(
+    r"^\s*(?:(?:c|ca)\.\s*|(?:circa|after|before|by)\s+)?"
+    r"(\d{3,4}(?:\s*(?:BC|BCE|AD|CE))?)\s*$"
+)
+
+
+def _bare_year(side: str) -> list[Span]:
+    m = _BARE_YEAR.match(side)
+    return [Span(m.group(1), m.start(1), m.end(1))] if m else []
+
+
 def lifespan(text: str) -> tuple[Span, Span] | None:
     """Birth and death dates of a "(14 March 1920 – 2 April 1990)" parenthesis."""
     for m in _PAREN.finditer(text):
         inside = m.group(1)
         for dash in _DASH.finditer(inside):
-            first = dates(inside[: dash.start()])
-            second = dates(inside[dash.end() :])
+            first = dates(inside[: dash.start()]) or _bare_year(inside[: dash.start()])
+            second = dates(inside[dash.end() :]) or _bare_year(inside[dash.end() :])
             if first and second:
                 a, b = first[-1], second[0]
                 off_a, off_b = m.start(1), m.start(1) + dash.end()

@@ -242,6 +242,79 @@ def test_a_possessive_hop_follows_kinship_in_its_direction() -> None:
     assert wed.short_answer == "1070"  # "married Y" reads from both sides
 
 
+def test_a_hop_is_found_in_a_pair_of_parents_an_owner_a_royal_title_and_before_married() -> None:
+    wilde = ev("Oscar Wilde", "Oscar Wilde (1854 – 1900) was an Irish poet. He died in Paris.")
+    lloyd = ev("Constance Lloyd", "Constance Lloyd (1858 – 1898) was a writer. She died in Genoa.")
+    cyril = ev(
+        "Cyril Holland",
+        "Cyril Holland (1885 – 1915) was the older of the two sons of Oscar Wilde and "
+        "Constance Lloyd.",
+        source="entity",
+    )
+    # "A and B" was one name, which no title matched
+    father = read_evidence("Where did Cyril Holland's father die?", numbered(cyril, wilde, lloyd))
+    assert "hops: Oscar Wilde, Constance Lloyd" in father.notes
+    assert father.short_answer == "Paris"
+    socrates = ev(
+        "Socrates",
+        "Socrates was a Greek philosopher, the father of three sons. He died in Athens.",
+    )
+    son = ev("Lamprocles", "Lamprocles was Socrates' and Xanthippe's eldest son.", source="entity")
+    owner = read_evidence("Where did Lamprocles's father die?", numbered(son, socrates))
+    assert "hops: Socrates" in owner.notes  # "Y's son": Y is a parent, written before
+    assert owner.short_answer == "Athens"
+    oswiu = ev(
+        "Oswiu",
+        "Oswiu (612 – 15 February 670), the father of Osthryth, was King of Northumbria "
+        "until the day he would die.",
+    )
+    portugal = ev("Northumbria", "Northumbria was a kingdom in the north of England.")
+    osthryth = ev(
+        "Osthryth",
+        "Osthryth was the wife of King Æthelred and daughter of King Oswiu of Northumbria.",
+        source="entity",
+    )
+    royal = read_evidence("When did Osthryth's father die?", numbered(osthryth, portugal, oswiu))
+    assert "hops: Oswiu" in royal.notes  # after one word; never "Northumbria", further in
+    assert royal.short_answer == "15 February 670"  # after a bare year of three digits
+    bert = ev("Bert Jansch", "Bert Jansch (3 November 1943 – 5 October 2011) was a folk musician.")
+    heather = ev(
+        "Heather Jansch",
+        "It was Harper who introduced her to the guitarist Bert Jansch, whom she later married.",
+        source="entity",
+    )
+    wed = read_evidence("When was Heather Jansch's husband born?", numbered(heather, bert))
+    assert "hops: Bert Jansch" in wed.notes  # the name written before "married"
+    assert wed.short_answer == "3 November 1943"
+    julia = ev("Julia Arthur", "Julia Arthur (May 3, 1869 – March 28, 1950) was an actress.")
+    cheney = ev(
+        "Benjamin Pierce Cheney Jr.",
+        "Benjamin Pierce Cheney Jr. was married in 1898 to Julia Arthur.",
+        source="entity",
+    )
+    junior = read_evidence(
+        "When was Benjamin Pierce Cheney Jr.'s wife born?", numbered(cheney, julia)
+    )
+    assert "hops: Julia Arthur" in junior.notes  # "Jr.'s" is a possessive too
+    assert junior.short_answer == "May 3, 1869"
+
+
+def test_a_medieval_life_circa_a_year_of_three_digits_is_one_sentence() -> None:
+    oda = ev("Oda of Metz", "Oda of Metz (ca. 910 – 10 April 963) was a German noblewoman.")
+    son = ev(
+        "Godfrey I, Count of Verdun",
+        "Godfrey I was a count. He was the son of Gozlin, Count of Bidgau, and Oda of Metz, "
+        "his mother, born in Metz.",
+        source="entity",
+    )
+    # "(ca." ended a sentence, and "910" alone was no date
+    reading = read_evidence(
+        "When was Godfrey I, Count of Verdun's mother born?", numbered(son, oda)
+    )
+    assert reading.short_answer == "910"
+    assert reading.sentences[0].text.startswith("Oda of Metz (ca. 910")
+
+
 def test_what_two_things_have_in_common() -> None:
     gould = ev(
         "Stephen Jay Gould",

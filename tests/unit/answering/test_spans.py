@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kg_agent.answering.spans import dates, names, numbers, year_of
+from kg_agent.answering.spans import dates, lifespan, names, numbers, year_of
 
 
 def test_dates_in_their_usual_forms() -> None:
@@ -33,3 +33,19 @@ def test_year_of_orders_dates() -> None:
     assert year_of("June 1895") == (1895, 6, 0)
     assert year_of("16th century") == (1500, 0, 0)
     assert year_of("March 14, 1880") < year_of("14 March 1881")  # type: ignore[operator]
+
+
+def test_a_lifespan_takes_a_year_alone_of_three_or_four_digits() -> None:
+    def texts(text: str) -> tuple[str, str] | None:
+        life = lifespan(text)
+        return (life[0].text, life[1].text) if life else None
+
+    assert texts("Otto (14 March 1920 – 2 April 1990) was") == ("14 March 1920", "2 April 1990")
+    # medieval and ancient lives: a bare year that dates() alone does not take
+    assert texts("Oswiu (612 – 15 February 670) was a king.") == ("612", "15 February 670")
+    assert texts("Godfrey (910 – 971) was a count.") == ("910", "971")
+    assert texts("Socrates (c. 470 – 399 BC) was a philosopher.") == ("470", "399 BC")
+    assert texts("Onneca (c. 848 – after 890) was a princess.") == ("848", "890")
+    # a range of other numbers, or one date, is not a life
+    assert texts("The book (pages 12 – 34) says so.") is None
+    assert texts("Ada (born 1815) wrote it.") is None
