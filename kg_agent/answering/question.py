@@ -315,6 +315,29 @@ def _options(question: str, words: set[str]) -> tuple[str, ...]:
     return (a, b)
 
 
+_NAME_JOINS = frozenset(["of", "de", "von", "van", "the", "la", "le", "du", "da"])
+
+
+def _aux_options(question: str, words: set[str]) -> tuple[str, ...]:
+    """The options of "Was A or B born first?": a yes/no question's form, a choice's
+    meaning, when a name follows "or" and a comparative follows the name."""
+    m = re.match(r"^\w+ (.+?) or (.+)$", question.strip().rstrip("?").strip())
+    if m is None or not words & _COMPARATIVES or not m.group(1)[:1].isupper():
+        return ()
+    tail = m.group(2).split()
+    name: list[str] = []
+    for w in tail:
+        if not (w[:1].isupper() or (name and w.lower() in _NAME_JOINS)):
+            break
+        name.append(w)
+    while name and not name[-1][:1].isupper():
+        name.pop()
+    rest = {w.lower() for w in tail[len(name) :]}
+    if not name or not rest & _COMPARATIVES:
+        return ()
+    return (m.group(1).strip(), " ".join(name))
+
+
 def _strip_lead(name: str) -> str:
     """A name found at the start of a question, without its wh-word or auxiliary
     ("Which Bill Nelson" → "Bill Nelson"; "Who" → "")."""
@@ -355,8 +378,11 @@ def analyse(question: str) -> QuestionShape:
             break
     words = set(tokens)
     options = _options(q, words) if first not in _AUX or " or " in q else ()
+    aux_choice = first in _AUX and not options and _aux_options(q, words)
+    if aux_choice:
+        options = aux_choice
     lowered = q.lower()
-    if options and first not in _AUX:
+    if options and (first not in _AUX or aux_choice):
         kind = AnswerKind.CHOICE
     elif re.search(r"\b(place|city|country|location|site) of (birth|death|burial)\b", lowered):
         kind = AnswerKind.PLACE

@@ -103,7 +103,12 @@ def year_of(text: str) -> tuple[int, int, int] | None:
 
 #: A short parenthesis (linear to find: no nested quantifiers over a long text).
 _PAREN = re.compile(r"\(([^()]{4,120})\)")
-_DASH = re.compile(r"\s*[–—-]\s*")
+#: What parts a lifespan's two dates: a dash, or "…, died …" ("born 11 November 1933 in
+#: Camporosso, died 13 August 2014").
+_DASH = re.compile(r"\s*[–—-]\s*|[,;]\s*(?=(?:died|d\.)\s)")
+#: Two dates run together where a text lost the dash between them ("10 February
+#: 190427 January 1963"): a break after a year that a day and a month follow.
+_GLUED = re.compile(rf"(?<=\d{{4}})(?=\d{{1,2}} (?:{_MONTHS}))")
 
 
 #: A side of a lifespan that is a year alone ("612", "c. 910", "after 890", "399 BC"): a
@@ -123,12 +128,16 @@ def lifespan(text: str) -> tuple[Span, Span] | None:
     """Birth and death dates of a "(14 March 1920 – 2 April 1990)" parenthesis."""
     for m in _PAREN.finditer(text):
         inside = m.group(1)
-        for dash in _DASH.finditer(inside):
-            first = dates(inside[: dash.start()]) or _bare_year(inside[: dash.start()])
-            second = dates(inside[dash.end() :]) or _bare_year(inside[dash.end() :])
+        breaks = sorted(
+            [(d.start(), d.end()) for d in _DASH.finditer(inside)]
+            + [(g.start(), g.start()) for g in _GLUED.finditer(inside)]
+        )
+        for start, end in breaks:
+            first = dates(inside[:start]) or _bare_year(inside[:start])
+            second = dates(inside[end:]) or _bare_year(inside[end:])
             if first and second:
                 a, b = first[-1], second[0]
-                off_a, off_b = m.start(1), m.start(1) + dash.end()
+                off_a, off_b = m.start(1), m.start(1) + end
                 return (
                     Span(a.text, off_a + a.start, off_a + a.end),
                     Span(b.text, off_b + b.start, off_b + b.end),

@@ -43,6 +43,21 @@ def test_a_choice_names_its_options_and_which_end_wins() -> None:
     assert quoted.options == ("The Guest", "You're Next")
 
 
+def test_a_yes_no_form_with_two_names_and_a_comparative_is_a_choice() -> None:
+    born = analyse("Was Louise Of Hesse-Kassel or Viktor Šiljeg born first?")
+    assert born.kind is AnswerKind.CHOICE
+    assert born.options == ("Louise Of Hesse-Kassel", "Viktor Šiljeg")
+    assert born.latest is False
+    assert analyse("Did Ada Lovelace or Lord Byron die later?").latest is True
+    # no comparative after the second name, or no name after "or": yes/no as before
+    for question in (
+        "Was Ada Lovelace a mathematician or a writer?",
+        "Was Ada Lovelace or Lord Byron a poet?",
+        "Is Lima or Cusco the capital of Peru?",
+    ):
+        assert analyse(question).kind is AnswerKind.YES_NO, question
+
+
 def test_a_chain_has_two_relation_phrases_and_a_single_hop_one() -> None:
     chain = analyse("Where was the director of film Bollywood Calling born?")
     assert chain.phrases == (frozenset({"direct"}), frozenset({"birth"}))

@@ -315,6 +315,24 @@ def test_a_medieval_life_circa_a_year_of_three_digits_is_one_sentence() -> None:
     assert reading.sentences[0].text.startswith("Oda of Metz (ca. 910")
 
 
+def test_was_a_or_b_born_first_compares_their_births() -> None:
+    louise = ev(
+        "Louise of Hesse-Kassel",
+        "Louise of Hesse-Kassel (7 September 1817 – 29 September 1898) was Queen of Denmark.",
+        source="entity",
+    )
+    viktor = ev(
+        "Viktor Šiljeg",
+        "Viktor Šiljeg (born 2 May 1992) is a Croatian professional football defender.",
+        source="entity",
+    )
+    reading = read_evidence(
+        "Was Louise Of Hesse-Kassel or Viktor Šiljeg born first?", numbered(viktor, louise)
+    )
+    assert reading.short_answer == "Louise Of Hesse-Kassel"  # not "yes"
+    assert reading.short_cites == (2, 1)
+
+
 def test_what_two_things_have_in_common() -> None:
     gould = ev(
         "Stephen Jay Gould",

@@ -46,6 +46,19 @@ def test_a_lifespan_takes_a_year_alone_of_three_or_four_digits() -> None:
     assert texts("Godfrey (910 – 971) was a count.") == ("910", "971")
     assert texts("Socrates (c. 470 – 399 BC) was a philosopher.") == ("470", "399 BC")
     assert texts("Onneca (c. 848 – after 890) was a princess.") == ("848", "890")
+    # "born …, died …" without a dash, and two dates whose dash the text lost
+    assert texts("Martino Finotto (born 11 November 1933 in Camporosso, died 13 August 2014)") == (
+        "11 November 1933",
+        "13 August 2014",
+    )
+    assert texts("John Farrow (10 February 190427 January 1963) was") == (
+        "10 February 1904",
+        "27 January 1963",
+    )
+    assert texts("Dorothea Jordan (22 November 17615 July 1816) was") == (
+        "22 November 1761",
+        "5 July 1816",
+    )
     # a range of other numbers, or one date, is not a life
     assert texts("The book (pages 12 – 34) says so.") is None
     assert texts("Ada (born 1815) wrote it.") is None
