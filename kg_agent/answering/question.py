@@ -378,7 +378,7 @@ def analyse(question: str) -> QuestionShape:
             break
     words = set(tokens)
     options = _options(q, words) if first not in _AUX or " or " in q else ()
-    aux_choice = first in _AUX and not options and _aux_options(q, words)
+    aux_choice = _aux_options(q, words) if first in _AUX and not options else ()
     if aux_choice:
         options = aux_choice
     lowered = q.lower()
