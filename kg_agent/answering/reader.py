@@ -258,15 +258,17 @@ def read_evidence(
         order = ranked[:8]
         if ctx.hops:  # a chain: the answer is in the article the first hop leads to
             hop = [s for s in ranked if s.title in ctx.hops]
-            # its sentences that express the outer relation (or give a lifespan) first
-            hop.sort(
-                key=lambda s: (
-                    not (
-                        _cue_position(shape, s.text, outer_relation(ctx, s)) >= 0
-                        or lifespan(s.text)
-                    )
-                )
-            )
+            # its sentences that express the outer relation (or give a lifespan) first; for
+            # a place, the relation before a lifespan ("born in Liévin" says where, the
+            # dates of a life do not)
+            place = shape.kind is AnswerKind.PLACE
+
+            def first(s: Sentence) -> tuple[bool, bool]:
+                cue = _cue_position(shape, s.text, outer_relation(ctx, s)) >= 0
+                life = bool(lifespan(s.text))
+                return (not cue, not life) if place else (not (cue or life), False)
+
+            hop.sort(key=first)
             order = hop + [s for s in order if s.title not in ctx.hops]
             reading.notes.append("hops: " + ", ".join(ctx.hops))
         events = shape.relation & _EVENTS

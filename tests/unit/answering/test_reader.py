@@ -333,6 +333,25 @@ def test_was_a_or_b_born_first_compares_their_births() -> None:
     assert reading.short_cites == (2, 1)
 
 
+def test_where_a_hop_was_born_reads_the_birth_before_the_dates_of_a_life() -> None:
+    film = ev(
+        "Vent d'est",
+        "Vent d'est is a 1993 French film directed by Robert Enrico.",
+        source="entity",
+    )
+    director = ev(
+        "Robert Enrico",
+        "Robert Enrico (13 April 1931 – 23 February 2001) was a French film director best "
+        "known for a film set at Owl Creek Bridge. He was born in Liévin, in the north of France.",
+    )
+    items = numbered(film, director)
+    # the lifespan's sentence names a place ("at Owl Creek Bridge") that is not the birth's
+    where = read_evidence("What is the place of birth of the director of film Vent d'est?", items)
+    assert where.short_answer == "Liévin"
+    when = read_evidence("When was the director of film Vent d'est born?", items)
+    assert when.short_answer == "13 April 1931"  # a date: the lifespan still comes first
+
+
 def test_what_two_things_have_in_common() -> None:
     gould = ev(
         "Stephen Jay Gould",
