@@ -5,4 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-exec .venv/bin/python -m pytest -q --durations=15 "$@"
+# One pytest-xdist worker a core, four at most (each holds its own model and graphs;
+# KG_TEST_WORKERS=0 runs in one process). Tests that share a heavy session graph run on
+# one worker (tests/conftest.py groups them).
+workers=${KG_TEST_WORKERS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}
+exec .venv/bin/python -m pytest -q --durations=15 -n "$workers" \
+  --dist loadgroup "$@"

@@ -38,3 +38,29 @@ def shared_data_dir() -> Path:
             "beside the project (see README, 'Tests')"
         )
     return SHARED_DATA
+
+
+#: Session graphs that take minutes to build: every test that needs one runs on the same
+#: pytest-xdist worker (``scripts/test.sh`` runs the suite on one worker a core), so each is
+#: built once. The first listed wins for a module that uses both.
+_HEAVY_GRAPHS = ("twowiki_graph", "enwiki_graph")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group tests for ``--dist loadgroup``: a test that uses a heavy graph goes with that
+    graph; any other test goes with its module (module fixtures are built once), or with
+    the heavy graph its module uses."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    used: dict[str, set[str]] = {}
+    for item in items:
+        names = set(getattr(item, "fixturenames", ())) & set(_HEAVY_GRAPHS)
+        used.setdefault(item.nodeid.split("::")[0], set()).update(names)
+    module_graph = {m: next(n for n in _HEAVY_GRAPHS if n in u) for m, u in used.items() if u}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        names = getattr(item, "fixturenames", ())
+        own = next((n for n in _HEAVY_GRAPHS if n in names), None)
+        group = own or module_graph.get(module) or module
+        item.add_marker(pytest.mark.xdist_group(group))

@@ -75,6 +75,8 @@ def test_any_other_layout_is_left_to_sentence_transformers(edit: str, tmp_path: 
 @pytest.mark.parametrize("precision", ["float32", "bfloat16"])
 def test_vectors_equal_sentence_transformers_bit_for_bit(precision: str) -> None:
     texts = _sample_texts()
+    if precision == "bfloat16":  # emulated, slowly, on a CPU without bf16: a third will do
+        texts = texts[:120:3] + texts[120:]
     plain = Embedder(precision=precision)  # type: ignore[arg-type]
     reference = Embedder(precision=precision)  # type: ignore[arg-type]
     reference._plain = False
