@@ -195,11 +195,25 @@ def _number_value(text: str) -> float | None:
 
 def _needs_bridge(shape: QuestionShape) -> bool:
     """Whether the compared fact belongs to something the option links to: the question
-    names a relation beyond the date itself ("the director died first")."""
+    names someone's role beyond the date itself ("the director died first"); "went into
+    space later" is the option's own event."""
     # events of the option itself ("filmed first", "aired first", "opened earlier")
     own = {"death", "birth", "releas", "live", "lived", "born", "out", "film", "air", "premier"}
     own |= {"record", "launch", "open", "built", "build", "creat"}
-    return bool(shape.relation - own - {"come", "publish", "found", "establish", "form"})
+    other = shape.relation - own - {"come", "publish", "found", "establish", "form"}
+    return bool(other & _ROLE_STEMS)
+
+
+#: Roles a person holds towards the thing compared ("the director of the film").
+_ROLE_STEMS = frozenset(
+    stem(w)
+    for w in [
+        *("director", "composer", "performer", "producer", "writer", "author", "creator"),
+        *("editor", "screenwriter", "designer", "owner", "father", "mother", "spouse"),
+        *("husband", "wife", "son", "daughter", "star", "actor", "singer", "artist"),
+        *("architect", "cinematographer", "lyricist", "presenter", "manager", "coach"),
+    ]
+)
 
 
 def _shared(want: set[str], have: set[str]) -> int:
@@ -212,7 +226,9 @@ def _choose_by_words(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
     """A choice without dates: the option whose article holds more of the question's
     other words ("Which film is from Japan, A or B?")."""
     shape = ctx.shape
+    # the noun asked for is what both options are ("Which species…, A or B?")
     option_words = {w for o in shape.options for w in folded_words(o)}
+    option_words |= folded_words(shape.noun)
     want = {w for w in ctx.q_folded if w not in option_words}
     scores = []
     best: list[Sentence | None] = []

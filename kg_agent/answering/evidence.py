@@ -298,8 +298,8 @@ def _hop_window(
 def _titles_in(name: str, by_base: dict[str, str]) -> list[tuple[str, int]]:
     """The evidence titles a name span stands for, with where each is written in it:
     the whole span's title, else each part of "A and B" by its whole name, by a name it
-    begins, or by the longest title it begins with, one word in at most ("King Oswiu of
-    Northumbria")."""
+    begins, by the longest title it begins with, one word in at most ("King Oswiu of
+    Northumbria"), or by a title of two words or more it ends with."""
     whole = _title_of(name, by_base, inside=False)
     if whole is not None:
         return [(whole, 0)]
@@ -332,6 +332,17 @@ def _title_of(name: str, by_base: dict[str, str], *, inside: bool) -> str | None
             if len(b) >= 4 and any(h.startswith(spaced(b)) for h in heads if h)
         ]
         title = max(within)[1] if within else None
+        if title is None:
+            # a title of two words or more that the part ends with, the offices before
+            # it ("Eastern Roman Emperor Theodosius II")
+            title = next(
+                (
+                    by_base[tail]
+                    for i in range(1, len(words) - 1)
+                    if (tail := " ".join(words[i:])) in by_base
+                ),
+                None,
+            )
     return title
 
 

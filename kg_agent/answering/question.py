@@ -310,19 +310,33 @@ def _options(question: str, words: set[str]) -> tuple[str, ...]:
         if m is None:
             return ()
         a, b = m.group(1).strip(), m.group(2).strip()
+    a, b = _clean_option(a), _clean_option(b)
     if not a or not b or len(a.split()) > 12 or len(b.split()) > 12:
         return ()
     return (a, b)
+
+
+_QUOTES = '"“”'
+
+
+def _clean_option(text: str) -> str:
+    """An option without the punctuation around it, a stray quote or a lowercase article
+    ('" the French Bulldog' → 'French Bulldog'; "The Deer Hunter" keeps its article)."""
+    text = text.strip(" ,;:")
+    if sum(text.count(q) for q in _QUOTES) % 2:
+        text = text.strip(_QUOTES).strip(" ,;:")
+    return re.sub(r"^(?:the|a|an) (?=\S)", "", text)
 
 
 _NAME_JOINS = frozenset(["of", "de", "von", "van", "the", "la", "le", "du", "da"])
 
 
 def _aux_options(question: str, words: set[str]) -> tuple[str, ...]:
-    """The options of "Was A or B born first?": a yes/no question's form, a choice's
-    meaning, when a name follows "or" and a comparative follows the name."""
+    """The options of "Was A or B born first?" and "Is A or B public?": a yes/no
+    question's form, a choice's meaning, when a name follows "or" and something is said
+    of the two after it."""
     m = re.match(r"^\w+ (.+?) or (.+)$", question.strip().rstrip("?").strip())
-    if m is None or not words & _COMPARATIVES or not m.group(1)[:1].isupper():
+    if m is None or not m.group(1)[:1].isupper():
         return ()
     tail = m.group(2).split()
     name: list[str] = []
@@ -332,10 +346,9 @@ def _aux_options(question: str, words: set[str]) -> tuple[str, ...]:
         name.append(w)
     while name and not name[-1][:1].isupper():
         name.pop()
-    rest = {w.lower() for w in tail[len(name) :]}
-    if not name or not rest & _COMPARATIVES:
+    if not name or len(name) == len(tail):
         return ()
-    return (m.group(1).strip(), " ".join(name))
+    return (_clean_option(m.group(1)), _clean_option(" ".join(name)))
 
 
 def _strip_lead(name: str) -> str:
@@ -386,9 +399,12 @@ def analyse(question: str) -> QuestionShape:
         kind = AnswerKind.CHOICE
     elif re.search(r"\b(place|city|country|location|site) of (birth|death|burial)\b", lowered):
         kind = AnswerKind.PLACE
-    elif re.search(r"\b(date|year|day) of\b", lowered):
+    elif re.search(r"\b(?:(?:date|year|day) of|birthday)\b", lowered):
         kind = AnswerKind.DATE
-    elif re.search(r"\b(population|number of)\b", lowered) and first in ("what", "which"):
+    elif re.search(r"\b(population|number of|percentage|share of)\b", lowered) and first in (
+        "what",
+        "which",
+    ):
         kind = AnswerKind.NUMBER
     elif first in _AUX:
         kind = AnswerKind.YES_NO
@@ -407,9 +423,16 @@ def analyse(question: str) -> QuestionShape:
     else:
         kind = AnswerKind.ENTITY
     bare = POSSESSIVE.sub("", q)
-    named = tuple(_strip_lead(s.text) for s in names(bare) if s.start > 0 or _strip_lead(s.text))
-    named = tuple(n for n in named if n)
-    named_words = {w.lower() for n in (*named, *options) for w in content_tokens(n)}
+    found = [s for s in names(bare) if s.start > 0 or _strip_lead(s.text)]
+    # what a title's parentheses hold ("Tiger Cage (Film)", "(Cricketer, Born 1929)")
+    # is not a thing the question names, though its words are not the relation either
+    named = tuple(
+        n
+        for s in found
+        if bare.rfind("(", 0, s.start) <= bare.rfind(")", 0, s.start) and (n := _strip_lead(s.text))
+    )
+    named_words = {w.lower() for s in found for w in content_tokens(_strip_lead(s.text))}
+    named_words |= {w.lower() for n in options for w in content_tokens(n)}
     relation = frozenset(
         stem(t)
         for t in tokens

@@ -89,7 +89,7 @@ def _pick(ctx: Context, s: Sentence) -> Span | None:
         for span in spans:
             after = content_tokens(text[span.end : span.end + 30])[:2]
             if any(stem(w) in nouns for w in after):
-                return span
+                return _with_counted_noun(ctx, text, span)
     known = {fold(base_title(t)) for t in ctx.text_of}
     if kind in (AnswerKind.PERSON, AnswerKind.ENTITY):
         spans = [sp for sp in spans if not DEMONYM.match(sp.text)]
@@ -131,6 +131,19 @@ def _pick(ctx: Context, s: Sentence) -> Span | None:
     return best
 
 
+def _with_counted_noun(ctx: Context, text: str, span: Span) -> Span:
+    """ "How many members…?" → "seven members": the number with the words after it that
+    the question counts (four at most), as the sentence writes them."""
+    end = span.end
+    for m in re.finditer(r"\s+([\w'’-]+)", text[span.end :]):
+        if m.start() != end - span.end or len(text[span.end : end].split()) >= 4:
+            break
+        if stem(m.group(1)) not in ctx.q_stems or m.group(1).lower() in STOP_WORDS:
+            break
+        end = span.end + m.end()
+    return Span(text[span.start : end], span.start, end)
+
+
 def _inverse_subject(ctx: Context, s: Sentence) -> Span | None:
     """ "X was the father of Y" answers "Who is Y's father?" with its subject X: the
     relation written before "of" and a name of the question, in a sentence about X."""
@@ -145,6 +158,35 @@ def _inverse_subject(ctx: Context, s: Sentence) -> Span | None:
         if of and any(fold(n).split(" ")[0] in fold(of.group(1)) for n in shape.named if n.strip()):
             base = base_title(s.title)
             return Span(base, 0, len(base))
+    return None
+
+
+#: "… in the autonomous community of what?": the words before a wh-word that ends the
+#: question, which the answering sentence writes before the answer.
+_TRAILING_WH = re.compile(r"((?:[\w'’-]+\s+){1,3})(?:what|which|whom)\b[^?,]{0,20}\?\s*$", re.I)
+
+
+def _echo(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence] | None:
+    """The answer written right after the words the question puts before its final
+    wh-word ("community of what?" → "… in the autonomous community of Murcia"): a
+    sentence that echoes the question's frame gives its answer in the frame's slot."""
+    m = _TRAILING_WH.search(ctx.shape.question)
+    if m is None or m.start() == 0:
+        return None
+    words = m.group(1).split()
+    # the whole frame first, then its last two words ("scandalous affair with" is
+    # written "his affair with"); a frame of small words ("in what") says too little
+    for frame in dict.fromkeys((tuple(words), tuple(words[-2:]))):
+        if all(w.lower() in STOP_WORDS for w in frame):
+            continue
+        pattern = re.compile(
+            r"\b" + r"\s+".join(re.escape(w) for w in frame) + r"\s+(?:the\s+)?", re.I
+        )
+        for s in order:
+            for fm in pattern.finditer(s.text):
+                for span in ctx.candidates(s):
+                    if span.start == fm.end():
+                        return span, s
     return None
 
 
@@ -272,15 +314,21 @@ def read_evidence(
             order = hop + [s for s in order if s.title not in ctx.hops]
             reading.notes.append("hops: " + ", ".join(ctx.hops))
         events = shape.relation & _EVENTS
-        for s in order:
+        found = _echo(ctx, order)  # a sentence that echoes the question's frame first
+        if found is not None:
+            reading.notes.append("echo")
+        for s in order if found is None else ():
             if events and not (_cue_position(shape, s.text, events) >= 0 or lifespan(s.text)):
                 continue  # "where was X born": only a sentence about a birth answers
             span = _pick(ctx, s)
             if span is not None:
-                reading.short_answer = span.text.strip(" ,;:")
-                reading.short_cites = (s.n,)
-                reading.sentences = [s]
+                found = span, s
                 break
+        if found is not None:
+            span, s = found
+            reading.short_answer = span.text.strip(" ,;:")
+            reading.short_cites = (s.n,)
+            reading.sentences = [s]
     shown = {(s.n, s.position) for s in reading.sentences}
     rest = [s for s in ranked if (s.n, s.position) not in shown]
     reading.sentences = _trim(reading.sentences + rest, max_words)

@@ -42,8 +42,10 @@ _JOIN = r"(?:of|the|de|da|del|der|di|du|la|le|van|von|y|and|for|on|in|upon|al|el
 _WORDCAP = r"[A-Z][\w'’.\-]*"
 # a number continues a name only directly ("Apollo 11"), never after a joiner or a
 # comma ("Kuwait in 1981" is a place and a year)
+# and an elided particle glued to the next word continues it ("Ballon d'Or", "Côte d'Ivoire")
 _NAME = re.compile(
-    rf"\b{_WORDCAP}(?:(?:,? (?:{_JOIN} )*{_WORDCAP})|(?: \d+(?:st|nd|rd|th)?\b(?!,? \d)))*"
+    rf"\b{_WORDCAP}(?:(?:,? (?:{_JOIN} )*{_WORDCAP})|(?: [dl]['’]{_WORDCAP})"
+    rf"|(?: \d+(?:st|nd|rd|th)?\b(?!,? \d)))*"
 )
 _YEAR = re.compile(r"\b(\d{3,4})\b")
 

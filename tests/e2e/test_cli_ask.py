@@ -66,7 +66,7 @@ def test_ask_prints_an_answer_and_its_sources(db: str) -> None:
     assert result.exit_code == 0, result.output
     out = result.stdout
     # the short answer first, with its citation, then the sentences it comes from
-    assert re.match(r"17,468 \[1\]\. " + re.escape(EXTRACTIVE_LABEL) + ": ", out), out
+    assert re.match(r"17,468 vacuum tubes \[1\]\. " + re.escape(EXTRACTIVE_LABEL) + ": ", out), out
     answer, _, sources = out.partition("\nSources:\n")
     assert sources, out
     source_lines = sources.rstrip().splitlines()

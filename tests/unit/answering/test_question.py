@@ -16,6 +16,8 @@ from kg_agent.answering.question import stem
         ("What is the date of death of Ada Lovelace?", AnswerKind.DATE),
         ("How many vacuum tubes did ENIAC contain?", AnswerKind.NUMBER),
         ("What is the population of Reykjavik?", AnswerKind.NUMBER),
+        ("What percentage of Iceland is covered by glaciers?", AnswerKind.NUMBER),
+        ("What is the birthday of the first programmer?", AnswerKind.DATE),
         ("Where was Alan Turing born?", AnswerKind.PLACE),
         ("What is the place of birth of the director of film Brazil?", AnswerKind.PLACE),
         ("Which country is Lake Titicaca in?", AnswerKind.PLACE),
@@ -43,19 +45,33 @@ def test_a_choice_names_its_options_and_which_end_wins() -> None:
     assert quoted.options == ("The Guest", "You're Next")
 
 
-def test_a_yes_no_form_with_two_names_and_a_comparative_is_a_choice() -> None:
+def test_a_yes_no_form_with_two_names_is_a_choice() -> None:
     born = analyse("Was Louise Of Hesse-Kassel or Viktor Šiljeg born first?")
     assert born.kind is AnswerKind.CHOICE
     assert born.options == ("Louise Of Hesse-Kassel", "Viktor Šiljeg")
     assert born.latest is False
     assert analyse("Did Ada Lovelace or Lord Byron die later?").latest is True
-    # no comparative after the second name, or no name after "or": yes/no as before
+    # something said of both names, no comparative: a choice by their descriptions
+    public = analyse("Is Rutgers University or Brown University public?")
+    assert public.options == ("Rutgers University", "Brown University")
+    assert public.latest is None
+    assert analyse("Is Lima or Cusco the capital of Peru?").options == ("Lima", "Cusco")
+    # no name after "or", or nothing said after it: yes/no as before
     for question in (
         "Was Ada Lovelace a mathematician or a writer?",
-        "Was Ada Lovelace or Lord Byron a poet?",
-        "Is Lima or Cusco the capital of Peru?",
+        "Was it Ada Lovelace or Lord Byron?",
     ):
         assert analyse(question).kind is AnswerKind.YES_NO, question
+
+
+def test_options_lose_stray_punctuation_and_a_lowercase_article() -> None:
+    bulldog = analyse(
+        'Which Bulldog includes breeds such as "Standard" and "Classic," the French '
+        "Bulldog or the American Bulldog?"
+    )
+    assert bulldog.options == ("French Bulldog", "American Bulldog")
+    film = analyse("Which film came out first, The Deer Hunter or the Dark River?")
+    assert film.options == ("The Deer Hunter", "Dark River")
 
 
 def test_a_chain_has_two_relation_phrases_and_a_single_hop_one() -> None:

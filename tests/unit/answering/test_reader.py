@@ -390,3 +390,123 @@ def test_what_two_things_have_in_common() -> None:
     # without "in common", "both" or "share" nothing is compared
     plain = read_evidence("What profession does Ann Beattie have?", items)
     assert plain.short_answer != "writer" or "compared" not in " ".join(plain.notes)
+
+
+def test_a_question_that_ends_in_a_wh_word_is_answered_in_the_slot_its_words_frame() -> None:
+    player = ev(
+        "Hugo Romero",
+        "Hugo Romero is a Spanish footballer who plays for FC Cartagena as a midfielder.",
+    )
+    club = ev(
+        "FC Cartagena",
+        "FC Cartagena is a Spanish football team based in Cartagena, in the autonomous "
+        "community of Murcia. It plays in Segunda División.",
+    )
+    question = (
+        "Hugo Romero is a Spanish footballer who plays for a team in the autonomous "
+        "community of what?"
+    )
+    reading = read_evidence(question, numbered(player, club))
+    assert reading.short_answer == "Murcia"  # not "Cartagena", the first place in the line
+    assert reading.short_cites == (2,)
+    assert "echo" in reading.notes
+    based = read_evidence("Hugo Romero plays for a team based in what?", numbered(player, club))
+    assert based.short_answer == "Cartagena"  # the same sentence, another frame
+    # a frame that no sentence writes leaves the answer to the other rules
+    other = read_evidence("Hugo Romero plays for a team in which community?", numbered(club))
+    assert "echo" not in other.notes
+
+
+def test_a_choice_by_what_is_said_of_each_option() -> None:
+    rutgers = ev(
+        "Rutgers University",
+        "Rutgers University is a public research university in New Jersey.",
+    )
+    brown = ev(
+        "Brown University",
+        "Brown University is a private Ivy League research university in Providence.",
+    )
+    items = numbered(rutgers, brown)
+    public = read_evidence("Is Rutgers University or Brown University public?", items)
+    assert public.short_answer == "Rutgers University"
+    assert public.short_cites == (1,)
+    # the noun asked for is what both options are, not what tells them apart
+    podocarpus = ev(
+        "Podocarpus",
+        "Podocarpus is a genus of conifers, the most numerous of the podocarp family.",
+    )
+    osmunda = ev("Osmunda", "Osmunda is a genus of ferns. Five to ten species are listed.")
+    species = read_evidence(
+        "Which species is the most numerous, Podocarpus or Osmunda?",
+        numbered(podocarpus, osmunda),
+    )
+    assert species.short_answer == "Podocarpus"
+
+
+def test_a_choice_of_the_options_own_events_needs_no_linked_person() -> None:
+    jahn = ev(
+        "Sigmund Jähn",
+        "Sigmund Jähn (born 13 February 1937) is a German cosmonaut who flew in space in 1978.",
+    )
+    fuglesang = ev(
+        "Christer Fuglesang",
+        "Christer Fuglesang (born March 18, 1957) is a Swedish physicist and astronaut.",
+    )
+    question = "Which person went into space at a later date, Sigmund Jähn or Christer Fuglesang?"
+    reading = read_evidence(question, numbered(jahn, fuglesang))
+    assert reading.short_answer == "Christer Fuglesang"
+
+
+def test_how_many_gives_the_number_with_the_noun_it_counts() -> None:
+    group = ev(
+        "BtoB (band)",
+        "BtoB is a South Korean boy group formed in 2012. The group has seven members.",
+    )
+    unit = ev("Bastarz", "Bastarz is the first official sub-unit of BtoB.")
+    question = "How many members were in the South Korean group whose first sub-unit is Bastarz?"
+    assert read_evidence(question, numbered(group, unit)).short_answer == "seven members"
+    meeting = ev(
+        "Winter Meetings",
+        "The Winter Meetings are attended by all 30 Major League Baseball teams each year.",
+    )
+    teams = read_evidence(
+        "How many Major League Baseball teams attend the Winter Meetings?", numbered(meeting)
+    )
+    assert teams.short_answer == "30 Major League Baseball teams"
+
+
+def test_a_hop_is_found_after_the_offices_written_before_its_name() -> None:
+    daughter = ev(
+        "Licinia Eudoxia",
+        "Licinia Eudoxia (422 – c. 493) was a Roman Empress, daughter of Eastern Roman "
+        "Emperor Theodosius II.",
+    )
+    father = ev(
+        "Theodosius II",
+        "Theodosius II (10 April 401 – 28 July 450) was the Eastern Roman Emperor. "
+        "He died in Constantinople after a riding accident.",
+    )
+    reading = read_evidence(
+        "Where was the place of death of Licinia Eudoxia's father?", numbered(daughter, father)
+    )
+    assert "hops: Theodosius II" in reading.notes
+    assert reading.short_answer == "Constantinople"
+
+
+def test_a_title_s_parentheses_name_nothing_the_answer_must_avoid() -> None:
+    film = ev(
+        "Tiger Cage (film)",
+        "Tiger Cage is a 1988 Hong Kong action film directed by Yuen Woo-ping.",
+        source="entity",
+    )
+    director = ev(
+        "Yuen Woo-ping",
+        "Yuen Woo-ping (alias: Yuen Wo-ping; born 1945) is a Hong Kong film director. "
+        "Yuen is also a son of Yuen Siu-tien, a martial arts film actor.",
+        source="graph",
+    )
+    reading = read_evidence(
+        "Who is the father of the director of film Tiger Cage (Film)?", numbered(film, director)
+    )
+    # "(Film)" is the title's, not a name that the father's sentence must not hold
+    assert reading.short_answer == "Yuen Siu-tien"

@@ -26,6 +26,9 @@ def test_names_split_at_commas_and_never_swallow_a_year() -> None:
         "Count of Toulouse.",
     ]
     assert "Apollo 11" in [n.text for n in names("The crew of Apollo 11 landed.")]
+    # an elided particle glued to the next word is part of the name
+    found = [n.text for n in names("Messi won the Ballon d'Or five times.")]
+    assert found == ["Messi", "Ballon d'Or"]
 
 
 def test_year_of_orders_dates() -> None:

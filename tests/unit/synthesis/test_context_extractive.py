@@ -155,7 +155,7 @@ def test_extractive_answer_leads_with_the_short_answer_and_its_sentence() -> Non
     numbered = MultiDocSynthesizer(group=True).number(ENIAC_EVIDENCE)
     answer = extractive_answer("How many vacuum tubes did ENIAC contain?", numbered)
     n = next(n for n, e in numbered.items if "17,468" in e.content)
-    assert answer.startswith(f"17,468 [{n}]. {EXTRACTIVE_LABEL}: ")
+    assert answer.startswith(f"17,468 vacuum tubes [{n}]. {EXTRACTIVE_LABEL}: ")
     body = answer.split(f"{EXTRACTIVE_LABEL}: ", 1)[1]
     sentence = "ENIAC contained 17,468 vacuum tubes along with thousands of resistors."
     assert body.startswith(f"{sentence} [{n}]")
