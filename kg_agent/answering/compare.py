@@ -145,9 +145,11 @@ def _fact_number(ctx: Context, title: str) -> tuple[tuple[float, int, int], Sent
     """The quantity a "longer/more" choice compares for ``title``: the first number in
     its sentences that share a word with the question besides the options' names."""
     option_stems = {w for o in ctx.shape.options for w in stems_of(o)}
-    want = ctx.q_stems - option_stems
+    want = set(ctx.q_stems - option_stems)
+    # "shorter" is measured as a length is written ("6,400 km long"), "higher" as "highest"
+    want |= {_SCALE[w] for w in want if w in _SCALE}
     for s in ctx.sentences:
-        if s.title != title or not want & stems_of(s.text):
+        if s.title != title or not _shared(want, stems_of(s.text)):
             continue
         for span in numbers(s.text):
             value = _number_value(span.text)
@@ -155,6 +157,9 @@ def _fact_number(ctx: Context, title: str) -> tuple[tuple[float, int, int], Sent
                 return (value, 0, 0), s
     return None
 
+
+#: A comparative's measure, as a sentence writes it ("shorter": "6,400 km long").
+_SCALE = {"short": "long", "small": "larg", "lower": "high", "low": "high", "fewer": "more"}
 
 _WORD_NUMBERS = {
     w: i

@@ -107,20 +107,15 @@ _PERSON_NOUNS = frozenset(
 #: Words that say which end of a comparison wins: False → the earliest/smallest.
 _LATEST = frozenset(
     [
-        "later",
-        "last",
-        "younger",
-        "recently",
-        "recent",
-        "newer",
-        "latest",
-        "youngest",
-        "longer",
-        "more",
+        *("later", "last", "younger", "recently", "recent", "newer", "latest", "youngest"),
+        *("longer", "more", "larger", "bigger", "higher", "taller"),
     ]
 )
 _EARLIEST = frozenset(
-    ["earlier", "first", "older", "before", "sooner", "oldest", "earliest", "fewer", "less"]
+    [
+        *("earlier", "first", "older", "before", "sooner", "oldest", "earliest", "fewer"),
+        *("less", "shorter", "smaller", "lower"),
+    ]
 )
 #: Irregular forms whose stems share nothing ("born" and "birth", "died" and "death").
 _IRREGULAR = {

@@ -25,7 +25,7 @@ from kg_agent.answering.evidence import (
 )
 from kg_agent.answering.kinship import kin_path
 from kg_agent.answering.question import POSSESSIVE, AnswerKind, QuestionShape, analyse, stem
-from kg_agent.answering.spans import Span, lifespan, year_of
+from kg_agent.answering.spans import Span, lifespan, names, year_of
 from kg_agent.retrieval.base import Evidence
 from kg_agent.text import STOP_WORDS, content_tokens, fold
 
@@ -190,6 +190,41 @@ def _echo(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence] | No
     return None
 
 
+#: "what coastal area", "which public research university": the lowercase words after a
+#: wh-word inside the question, the kind of thing asked for.
+_WH_PHRASE = re.compile(r"\b(?:what|which)\s+([a-z][\w-]*(?:\s+[a-z][\w-]*){0,4})")
+_DESCRIBED = r"\b(?:is|was|are|were)\s+(?:(?:a|an|the|one of the)\s+)?(?:[\w-]+\s+){0,4}?"
+
+
+def _described(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence] | None:
+    """The article whose sentence says it is what the question asks for ("…borders on
+    what coastal area?": "Yellowcraig is a coastal area of forest, beach and grassland"):
+    its title answers, when the kind is written in two words or more (one, "film" or
+    "city", describes too many articles to choose by)."""
+    m = _WH_PHRASE.search(ctx.shape.question)
+    if m is None:
+        return None
+    words = m.group(1).split()
+    while words and (words[-1].lower() in STOP_WORDS or words[-1].lower() in _AUX_VERBS):
+        words.pop()  # "what coastal area is" → "coastal area"
+    if len(words) < 2:
+        return None
+    pattern = re.compile(_DESCRIBED + r"\s+".join(re.escape(w) for w in words) + r"\b", re.I)
+    for s in order:
+        if s.title in ctx.named or not pattern.search(s.text):
+            continue
+        # the sentence's subject, written as its article's title is ("Yellowcraig" in
+        # "Yellowcraigs")
+        lead = next((n for n in names(s.text) if n.start == 0), None)
+        title = fold(base_title(s.title))
+        if lead is not None and fold(lead.text)[:4] == title[:4]:
+            return Span(lead.text.rstrip("."), 0, len(lead.text.rstrip("."))), s
+    return None
+
+
+_AUX_VERBS = frozenset(["is", "was", "are", "were", "did", "does", "do", "has", "had", "can"])
+
+
 def _asks_nationality(shape: QuestionShape) -> bool:
     return shape.noun in ("country", "nationality", "nation") or "nation" in shape.relation
 
@@ -317,6 +352,10 @@ def read_evidence(
         found = _echo(ctx, order)  # a sentence that echoes the question's frame first
         if found is not None:
             reading.notes.append("echo")
+        elif shape.kind in (AnswerKind.ENTITY, AnswerKind.PLACE):
+            found = _described(ctx, order)  # then an article described as the kind asked
+            if found is not None:
+                reading.notes.append("described")
         for s in order if found is None else ():
             if events and not (_cue_position(shape, s.text, events) >= 0 or lifespan(s.text)):
                 continue  # "where was X born": only a sentence about a birth answers

@@ -198,6 +198,13 @@ def test_a_choice_of_quantities_compares_numbers_not_dates() -> None:
     amazon = ev("Amazon River", "The Amazon was explored in 1800. It is 6,400 km long.")
     reading = read_evidence("Which river is longer, Nile or Amazon River?", numbered(nile, amazon))
     assert reading.short_answer == "Nile"
+    shorter = read_evidence("Which river is shorter, Nile or Amazon River?", numbered(nile, amazon))
+    assert shorter.short_answer == "Amazon River"
+    # "higher", "taller", "larger": the larger number wins, as for "longer"
+    ata = ev("Muztagh Ata", "Muztagh Ata is the second highest (7509 metres) of the mountains.")
+    manaslu = ev("Manaslu", "Manaslu is the eighth highest mountain in the world at 8163 m.")
+    peak = read_evidence("Which peak is higher, Muztagh Ata or Manaslu?", numbered(ata, manaslu))
+    assert peak.short_answer == "Manaslu"
 
 
 def test_a_choice_quotes_each_sentence_once() -> None:
@@ -510,3 +517,27 @@ def test_a_title_s_parentheses_name_nothing_the_answer_must_avoid() -> None:
     )
     # "(Film)" is the title's, not a name that the father's sentence must not hold
     assert reading.short_answer == "Yuen Siu-tien"
+
+
+def test_the_article_described_as_the_kind_asked_answers() -> None:
+    castle = ev(
+        "Dirleton Castle",
+        "Dirleton Castle is a medieval fortress in the village of Dirleton, East Lothian.",
+    )
+    bay = ev(
+        "Yellowcraigs",
+        "Yellowcraig, less commonly known as Broad Sands Bay, is a coastal area of forest, "
+        "beach and grassland in East Lothian.",
+    )
+    question = (
+        "A medieval fortress in Dirleton, East Lothian borders on the south side of what "
+        "coastal area?"
+    )
+    reading = read_evidence(question, numbered(castle, bay))
+    assert reading.short_answer == "Yellowcraig"  # as its sentence writes it
+    assert reading.short_cites == (2,)
+    assert "described" in reading.notes
+    # a kind of one word ("what film") describes too many articles to choose by
+    film = ev("Alien (film)", "Alien is a 1979 science fiction horror film by Ridley Scott.")
+    one = read_evidence("Ridley Scott directed what film?", numbered(film))
+    assert "described" not in one.notes
