@@ -192,7 +192,7 @@ def _echo(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence] | No
 
 #: "what coastal area", "which public research university": the lowercase words after a
 #: wh-word inside the question, the kind of thing asked for.
-_WH_PHRASE = re.compile(r"\b(?:what|which)\s+([a-z][\w-]*(?:\s+[a-z][\w-]*){0,4})")
+_WH_PHRASE = re.compile(r"\b(?i:what|which)\s+([a-z][\w-]*(?:\s+[a-z][\w-]*){0,4})")
 _DESCRIBED = r"\b(?:is|was|are|were)\s+(?:(?:a|an|the|one of the)\s+)?(?:[\w-]+\s+){0,4}?"
 
 
@@ -210,6 +210,7 @@ def _described(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence]
     if len(words) < 2:
         return None
     pattern = re.compile(_DESCRIBED + r"\s+".join(re.escape(w) for w in words) + r"\b", re.I)
+    described: list[tuple[Span, Sentence]] = []
     for s in order:
         if s.title in ctx.named or not pattern.search(s.text):
             continue
@@ -218,8 +219,15 @@ def _described(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence]
         lead = next((n for n in names(s.text) if n.start == 0), None)
         title = fold(base_title(s.title))
         if lead is not None and fold(lead.text)[:4] == title[:4]:
-            return Span(lead.text.rstrip("."), 0, len(lead.text.rstrip("."))), s
-    return None
+            text = lead.text.rstrip(".")
+            described.append((Span(text, 0, len(text)), s))
+    # of several ("Beaconsfield", "Officer", "Pakenham" are each "a satellite suburb of
+    # Melbourne"), the one another evidence article writes of
+    for span, s in described:
+        others = (text for title, text in ctx.text_of.items() if title != s.title)
+        if any(spaced(span.text) in spaced(text) for text in others):
+            return span, s
+    return described[0] if described else None
 
 
 _AUX_VERBS = frozenset(["is", "was", "are", "were", "did", "does", "do", "has", "had", "can"])

@@ -537,6 +537,20 @@ def test_the_article_described_as_the_kind_asked_answers() -> None:
     assert reading.short_answer == "Yellowcraig"  # as its sentence writes it
     assert reading.short_cites == (2,)
     assert "described" in reading.notes
+    # of several so described, the one another evidence article writes of
+    district = ev(
+        "Electoral district of Bass",
+        "The Electoral district of Bass is an electoral district of the Victorian Legislative "
+        "Assembly. It stretches from outer suburban Pakenham to the coast.",
+    )
+    beaconsfield = ev("Beaconsfield, Victoria", "Beaconsfield is a satellite suburb of Melbourne.")
+    pakenham = ev("Pakenham, Victoria", "Pakenham is a satellite suburb of Melbourne in Victoria.")
+    suburb = read_evidence(
+        "Which satellite suburb of Melbourne is partially included in the Electoral district "
+        "of Bass?",
+        numbered(district, beaconsfield, pakenham),
+    )
+    assert suburb.short_answer == "Pakenham"
     # a kind of one word ("what film") describes too many articles to choose by
     film = ev("Alien (film)", "Alien is a 1979 science fiction horror film by Ridley Scott.")
     one = read_evidence("Ridley Scott directed what film?", numbered(film))
