@@ -3,9 +3,11 @@ them, and whether the evidence supports an answer at all.
 
 The evidence is split and scored in :mod:`.evidence`; comparisons, yes/no, "in
 common" and relatives of relatives are decided in :mod:`.compare`; this module takes
-the short answer from the best sentence by the kind asked (a date, a number, a place
-after "in", a person), checks the support ("not in the graph" below the threshold),
-and chooses the sentences to show within the word budget.
+the short answer from a sentence that echoes the question's frame ("…community of
+what?"), else from an article described as the kind asked ("what coastal area"), else
+from the best sentence by the kind asked (a date, a number, a place after "in", a
+person), checks the support ("not in the graph" below the threshold), and chooses the
+sentences to show within the word budget.
 """
 
 from __future__ import annotations
@@ -199,8 +201,8 @@ _DESCRIBED = r"\b(?:is|was|are|were)\s+(?:(?:a|an|the|one of the)\s+)?(?:[\w-]+\
 def _described(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence] | None:
     """The article whose sentence says it is what the question asks for ("…borders on
     what coastal area?": "Yellowcraig is a coastal area of forest, beach and grassland"):
-    its title answers, when the kind is written in two words or more (one, "film" or
-    "city", describes too many articles to choose by)."""
+    the sentence's subject answers, when the kind is written in two words or more (one,
+    "film" or "city", describes too many articles to choose by)."""
     m = _WH_PHRASE.search(ctx.shape.question)
     if m is None:
         return None
