@@ -27,7 +27,7 @@ from kg_agent.answering.evidence import (
 )
 from kg_agent.answering.kinship import kin_path
 from kg_agent.answering.question import POSSESSIVE, AnswerKind, QuestionShape, analyse, stem
-from kg_agent.answering.spans import Span, lifespan, names, year_of
+from kg_agent.answering.spans import Span, dates, lifespan, names, numbers, year_of
 from kg_agent.retrieval.base import Evidence
 from kg_agent.text import STOP_WORDS, content_tokens, fold
 
@@ -186,7 +186,10 @@ def _echo(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence] | No
         )
         for s in order:
             for fm in pattern.finditer(s.text):
-                for span in ctx.candidates(s):
+                spans = ctx.candidates(s)
+                if ctx.shape.kind is AnswerKind.ENTITY:  # "a population of what?"
+                    spans += numbers(s.text) + dates(s.text)
+                for span in spans:
                     if span.start == fm.end():
                         return span, s
     return None
@@ -206,9 +209,11 @@ def _described(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence]
     m = _WH_PHRASE.search(ctx.shape.question)
     if m is None:
         return None
-    words = m.group(1).split()
-    while words and (words[-1].lower() in STOP_WORDS or words[-1].lower() in _AUX_VERBS):
-        words.pop()  # "what coastal area is" → "coastal area"
+    words: list[str] = []
+    for w in m.group(1).split():  # up to its first small word: "what coastal area is"
+        if w.lower() in STOP_WORDS or w.lower() in _AUX_VERBS:
+            break
+        words.append(w)
     if len(words) < 2:
         return None
     pattern = re.compile(_DESCRIBED + r"\s+".join(re.escape(w) for w in words) + r"\b", re.I)

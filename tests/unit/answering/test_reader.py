@@ -419,6 +419,18 @@ def test_a_question_that_ends_in_a_wh_word_is_answered_in_the_slot_its_words_fra
     assert "echo" in reading.notes
     based = read_evidence("Hugo Romero plays for a team based in what?", numbered(player, club))
     assert based.short_answer == "Cartagena"  # the same sentence, another frame
+    # the slot holds what the sentence writes there: a number too
+    museum = ev("Museum of Coastal Defence", "The museum is located on Hong Kong Island.")
+    island = ev(
+        "Hong Kong Island",
+        "Hong Kong Island is an island in the southern part of Hong Kong, with a population "
+        "of 1,289,500 in 2011.",
+    )
+    population = read_evidence(
+        "The Museum of Coastal Defence is located on an island with a population of what?",
+        numbered(museum, island),
+    )
+    assert population.short_answer == "1,289,500"
     # a frame that no sentence writes leaves the answer to the other rules
     other = read_evidence("Hugo Romero plays for a team in which community?", numbered(club))
     assert "echo" not in other.notes
