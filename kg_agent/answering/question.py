@@ -31,7 +31,7 @@ class AnswerKind(str, Enum):
     ENTITY = "entity"  # any other named thing ("which film", "what company")
 
 
-_AUX = frozenset(
+AUXILIARIES = frozenset(
     [
         "is",
         "are",
@@ -350,7 +350,7 @@ def _strip_lead(name: str) -> str:
     """A name found at the start of a question, without its wh-word or auxiliary
     ("Which Bill Nelson" → "Bill Nelson"; "Who" → "")."""
     parts = name.split(" ")
-    while parts and (parts[0].lower() in STOP_WORDS or parts[0].lower() in _AUX):
+    while parts and (parts[0].lower() in STOP_WORDS or parts[0].lower() in AUXILIARIES):
         parts.pop(0)
     return " ".join(parts)
 
@@ -385,12 +385,12 @@ def analyse(question: str) -> QuestionShape:
             noun = tokens[i + 1]
             break
     words = set(tokens)
-    options = _options(q, words) if first not in _AUX or " or " in q else ()
-    aux_choice = _aux_options(q, words) if first in _AUX and not options else ()
+    options = _options(q, words) if first not in AUXILIARIES or " or " in q else ()
+    aux_choice = _aux_options(q, words) if first in AUXILIARIES and not options else ()
     if aux_choice:
         options = aux_choice
     lowered = q.lower()
-    if options and (first not in _AUX or aux_choice):
+    if options and (first not in AUXILIARIES or aux_choice):
         kind = AnswerKind.CHOICE
     elif re.search(r"\b(place|city|country|location|site) of (birth|death|burial)\b", lowered):
         kind = AnswerKind.PLACE
@@ -401,7 +401,7 @@ def analyse(question: str) -> QuestionShape:
         "which",
     ):
         kind = AnswerKind.NUMBER
-    elif first in _AUX:
+    elif first in AUXILIARIES:
         kind = AnswerKind.YES_NO
     elif (
         first == "when"
@@ -432,7 +432,7 @@ def analyse(question: str) -> QuestionShape:
         stem(t)
         for t in tokens
         if t not in STOP_WORDS
-        and t not in _AUX
+        and t not in AUXILIARIES
         and t not in _FRAME
         and t not in named_words
         and t not in _LATEST

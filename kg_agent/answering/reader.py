@@ -26,7 +26,14 @@ from kg_agent.answering.evidence import (
     spaced,
 )
 from kg_agent.answering.kinship import kin_path
-from kg_agent.answering.question import POSSESSIVE, AnswerKind, QuestionShape, analyse, stem
+from kg_agent.answering.question import (
+    AUXILIARIES,
+    POSSESSIVE,
+    AnswerKind,
+    QuestionShape,
+    analyse,
+    stem,
+)
 from kg_agent.answering.spans import Span, dates, lifespan, names, numbers, year_of
 from kg_agent.retrieval.base import Evidence
 from kg_agent.text import STOP_WORDS, content_tokens, fold
@@ -211,7 +218,7 @@ def _described(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence]
         return None
     words: list[str] = []
     for w in m.group(1).split():  # up to its first small word: "what coastal area is"
-        if w.lower() in STOP_WORDS or w.lower() in _AUX_VERBS:
+        if w.lower() in STOP_WORDS or w.lower() in AUXILIARIES:
             break
         words.append(w)
     if len(words) < 2:
@@ -230,14 +237,13 @@ def _described(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence]
             described.append((Span(text, 0, len(text)), s))
     # of several ("Beaconsfield", "Officer", "Pakenham" are each "a satellite suburb of
     # Melbourne"), the one another evidence article writes of
-    for span, s in described:
-        others = (text for title, text in ctx.text_of.items() if title != s.title)
-        if any(spaced(span.text) in spaced(text) for text in others):
-            return span, s
+    if len(described) > 1:
+        texts = {title: spaced(text) for title, text in ctx.text_of.items()}
+        for span, s in described:
+            name = spaced(span.text)
+            if any(name in text for title, text in texts.items() if title != s.title):
+                return span, s
     return described[0] if described else None
-
-
-_AUX_VERBS = frozenset(["is", "was", "are", "were", "did", "does", "do", "has", "had", "can"])
 
 
 def _asks_nationality(shape: QuestionShape) -> bool:
