@@ -161,7 +161,9 @@ class Context:
             df.update(st | title_stems[sentence.title])
         total = max(1, len(self.sentences))
         self.idf = {w: math.log(1 + total / c) for w, c in df.items()}
-        self.hops = _find_hops(self)
+        # no relation word leads on ("The Queen of Spades … by Prokofiev"): the
+        # articles the named ones mention are the chain's candidates
+        self.hops = _find_hops(self) or (list(self.bridges) if shape.chained else [])
 
     def candidates(self, s: Sentence) -> list[Span]:
         """Spans of the asked kind in ``s`` that the question does not already hold."""
@@ -260,9 +262,14 @@ def _find_hops(ctx: Context) -> list[str]:
                     distance = abs(offset + span.start + at - m.start())
                     if distance < found.get(title, 1 << 30):
                         found[title] = distance
-    hops = list(found)  # in the order the evidence gives them
-    if inner <= KINSHIP:  # a relative: the name written nearest the kinship word
-        hops.sort(key=lambda t: found[t])
+    # the name written nearest the relation word first ("directed by Y and starring Z"),
+    # after those whose text holds the question's numbers ("the 2001 film that…")
+    wanted = set(re.findall(r"\b\d{2,}\b", shape.question))
+
+    def missing(title: str) -> int:
+        return sum(n not in ctx.text_of[title] for n in wanted)
+
+    hops = sorted(found, key=lambda t: (missing(t), found[t]))
     # the multi-step bridge round's chain-linked evidence is a second hop by construction
     for _, ev in ctx.items:
         if ev.source == "bridge_linked" and ev.title not in hops and ev.title not in ctx.named:

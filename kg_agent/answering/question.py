@@ -148,6 +148,14 @@ _IRREGULAR = {
     "founded": "found",
     "founder": "found",
     "music": "compos",
+    # "where did X study" is written "graduated from", "educated at", "attended"
+    **dict.fromkeys(
+        ["study", "studied", "studies", "graduate", "graduated", "educated", "education"],
+        "educ",
+    ),
+    **dict.fromkeys(["attended", "attend", "alumnus", "alumni", "alma"], "educ"),
+    # "where does X work" is written "professor at", "taught at", "employed by"
+    **dict.fromkeys(["works", "worked", "professor", "taught", "teaches", "employed"], "work"),
     # kinship has two sides: "the father of X" is also written "X, son of Y"
     # (see INVERSE)
     "father": "parent",
@@ -445,10 +453,17 @@ def analyse(question: str) -> QuestionShape:
     possessed: set[str] = set()
     # after a possessive, the possessed noun (with its qualifiers) is a phrase of its own
     in_possessed = closes = False
+    counted = False  # "how many vacuum tubes": what is counted, not a relation to follow
     for i, t in enumerate(tokens):
         is_relation = (
             stem(t) in relation and t not in named_words and t not in _PLACE_NOUNS | {"where"}
         )
+        counted = (counted and is_relation) or (
+            i > 0 and t in ("many", "much") and tokens[i - 1] == "how"
+        )
+        if counted:
+            previous = False
+            continue
         if i in possessive_starts:
             in_possessed, previous = True, False
         if is_relation and previous and not closes:

@@ -22,6 +22,8 @@ from kg_agent.answering.evidence import (
     Context,
     Sentence,
     base_title,
+    folded_words,
+    mentions,
     outer_relation,
     spaced,
 )
@@ -67,9 +69,9 @@ def _pick(ctx: Context, s: Sentence) -> Span | None:
     if inverse is not None:
         return inverse
     spans = ctx.candidates(s)
-    if not spans:
-        return None
     kind = ctx.shape.kind
+    if not spans and not (kind is AnswerKind.DATE and lifespan(s.text)):
+        return None  # (a lifespan's years may be bare: "(c. 848 – after 890)")
     text = s.text
     cue = _cue_position(ctx.shape, text, outer_relation(ctx, s))
     if cue >= 0 and kind is AnswerKind.PERSON:
@@ -106,27 +108,28 @@ def _pick(ctx: Context, s: Sentence) -> Span | None:
             return None
     if kind is AnswerKind.PLACE and not _asks_nationality(ctx.shape):
         # "where": a place is written after in/at/near/from; a demonym is not a place
-        spans = [
-            sp
-            for sp in spans
-            if re.search(r"\b(in|at|near|from)\s$", text[max(0, sp.start - 6) : sp.start])
-        ]
+        spans = [sp for sp in spans if _PLACE_BEFORE.search(text[max(0, sp.start - 10) : sp.start])]
         if not spans:
             return None
 
     def rank(span: Span) -> tuple[float, int]:
         bonus = 0.0
-        before = text[max(0, span.start - 6) : span.start].lower()
-        if kind is AnswerKind.PLACE and re.search(r"\b(in|at|near|from)\s$", before):
-            bonus += 2.0
+        before = text[max(0, span.start - 10) : span.start].lower()
+        if kind is AnswerKind.PLACE and (place := _PLACE_BEFORE.search(before)):
+            bonus += 1.0 if place.group(1) else 2.0  # "at UC Berkeley" over "at the School"
         if kind is AnswerKind.PERSON and re.search(r"\b(by|to|of|and)\s$", before):
             bonus += 0.5
         if kind is AnswerKind.PERSON and len(span.text.split()) >= 2:
             bonus += 1.0
         if fold(span.text) in known:
             bonus += 1.0
-        if fold(span.text) == fold(base_title(s.title)):
-            bonus -= 2.0  # the sentence's own subject answers only when nothing else does
+        own = folded_words(base_title(s.title))
+        if (own and folded_words(span.text) <= own) or (
+            s.title in ctx.hops and s.position == 0 and span.start == 0
+        ):
+            # the sentence's own subject, or a part of its name, or a hop's full name
+            # ("William Thomas "Billy" Murray") answers only when nothing else does
+            bonus -= 2.0
         distance = abs(span.start - cue) if cue >= 0 else span.start
         after_cue = cue >= 0 and span.start >= cue
         return (bonus + (0.5 if after_cue else 0.0) - distance / 60.0, -span.start)
@@ -138,6 +141,10 @@ def _pick(ctx: Context, s: Sentence) -> Span | None:
         end = best.end + 1 + len(noun)
         return Span(text[best.start : end], best.start, end)
     return best
+
+
+#: What a place is written after: "in Paris", "at the University of Florida".
+_PLACE_BEFORE = re.compile(r"\b(?:in|at|near|from)\s(the\s)?$", re.I)
 
 
 def _with_counted_noun(ctx: Context, text: str, span: Span) -> Span:
@@ -281,6 +288,25 @@ def _date_for(shape: QuestionShape, text: str, spans: list[Span], cue: int) -> S
     return spans[0]
 
 
+def _chain(ctx: Context, ranked: Sequence[Sentence], chosen: list[Sentence]) -> list[Sentence]:
+    """A chain's answer shows both hops: the sentence in the hop's article (the one that
+    answered, else its best by the outer relation) and the named article's sentence
+    that leads to the hop ("…was the son of Paul Hamilton")."""
+    hop_title = chosen[0].title if chosen else ctx.hops[0]
+    if hop_title not in ctx.hops:
+        return chosen
+    if not chosen:
+        outer = [
+            s
+            for s in ranked
+            if s.title == hop_title
+            and (_cue_position(ctx.shape, s.text, outer_relation(ctx, s)) >= 0 or lifespan(s.text))
+        ]
+        chosen = outer[:1]
+    link = next((s for s in ranked if s.title in ctx.named and mentions(s.text, hop_title)), None)
+    return chosen + ([link] if link is not None and link not in chosen else [])
+
+
 # --------------------------------------------------------------------- support
 
 
@@ -305,13 +331,13 @@ def _support(ctx: Context) -> float:
 # --------------------------------------------------------------------- the reading
 
 
-def _trim(sentences: list[Sentence], limit: int) -> list[Sentence]:
-    """Answer sentences up to ``limit`` words; the first is always kept."""
+def _trim(sentences: list[Sentence], limit: int, keep: int = 1) -> list[Sentence]:
+    """Answer sentences up to ``limit`` words; the first ``keep`` are always kept."""
     out: list[Sentence] = []
     used = 0
     for s in sentences:
         n = len(s.text.split())
-        if out and used + n > limit:
+        if len(out) >= keep and used + n > limit:
             break
         out.append(s)
         used += n
@@ -361,13 +387,22 @@ def read_evidence(
             # dates of a life do not)
             place = shape.kind is AnswerKind.PLACE
 
-            def first(s: Sentence) -> tuple[bool, bool]:
+            def first(s: Sentence) -> tuple[bool, bool, bool]:
                 cue = _cue_position(shape, s.text, outer_relation(ctx, s)) >= 0
                 life = bool(lifespan(s.text))
-                return (not cue, not life) if place else (not (cue or life), False)
+                # a lifespan in the article's first sentence is its subject's; one
+                # further on may be a term of office ("president (1994–2000)")
+                lead = life and s.position == 0
+                return (
+                    (not cue, not life, not lead) if place else (not (cue or life), not lead, False)
+                )
 
-            hop.sort(key=first)
-            order = hop + [s for s in order if s.title not in ctx.hops]
+            # the hop named nearest the relation first ("directed by Tim McCann and
+            # starring Nick Krause")
+            hop.sort(key=lambda s: (first(s), ctx.hops.index(s.title)))
+            # the hops hold the answer, or the evidence does not: another article's
+            # span of the kind asked would be a guess
+            order = hop + [s for s in order if s.title in ctx.named]
             reading.notes.append("hops: " + ", ".join(ctx.hops))
         events = shape.relation & _EVENTS
         found = _echo(ctx, order)  # a sentence that echoes the question's frame first
@@ -389,9 +424,14 @@ def read_evidence(
             reading.short_answer = span.text.strip(" ,;:")
             reading.short_cites = (s.n,)
             reading.sentences = [s]
+        if ctx.hops:
+            reading.sentences = _chain(ctx, ranked, reading.sentences)
     shown = {(s.n, s.position) for s in reading.sentences}
     rest = [s for s in ranked if (s.n, s.position) not in shown]
-    reading.sentences = _trim(reading.sentences + rest, max_words)
+    # a chain's two hops are shown together while they fit half again the budget
+    pair = sum(len(s.text.split()) for s in reading.sentences[:2])
+    keep = 2 if len(reading.sentences) >= 2 and pair <= max_words * 3 // 2 else 1
+    reading.sentences = _trim(reading.sentences + rest, max_words, keep)
     if not reading.answerable:
         reading.short_answer = None
         reading.short_cites = ()

@@ -73,11 +73,17 @@ def numbers(sentence: str) -> list[Span]:
 
 def names(sentence: str) -> list[Span]:
     """Capitalised spans, trailing joiners and commas removed; a name's comma-joined
-    tail ("Paris, France") is split off, so each part is a candidate of its own."""
+    tail ("Paris, France") is split off, so each part is a candidate of its own, and a
+    name ends where a date begins ("died in Beaufort on June 30, 1816": "Beaufort")."""
     out: list[Span] = []
+    starts = [d.start for d in dates(sentence)]
     for m in _NAME.finditer(sentence):
         start = m.start()
-        for part in re.split(r", ", m.group(0)):
+        whole = m.group(0)
+        cut = min((d for d in starts if m.start() < d < m.end()), default=None)
+        if cut is not None:
+            whole = whole[: cut - m.start()]
+        for part in re.split(r", ", whole):
             text = part.strip(" ,")
             text = re.sub(rf"(?: {_JOIN})+$", "", text)
             text = re.sub(rf"^(?:{_JOIN} )+", "", text)

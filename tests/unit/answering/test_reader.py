@@ -567,3 +567,186 @@ def test_the_article_described_as_the_kind_asked_answers() -> None:
     film = ev("Alien (film)", "Alien is a 1979 science fiction horror film by Ridley Scott.")
     one = read_evidence("Ridley Scott directed what film?", numbered(film))
     assert "described" not in one.notes
+
+
+# A chain ("X's father", "the director of film X") is read in the article its first hop
+# leads to, and the answer shows both hops.
+
+SON = ev(
+    "Arthur Penrose",
+    "Arthur Penrose (c. 1790 – 1815) was the son of the shipbuilder Walter Penrose, and an "
+    "officer in the navy.",
+    source="entity",
+)
+FATHER = ev(
+    "Walter Penrose",
+    "Penrose built frigates for the navy. He retired from the Admiralty's yards at the end "
+    "of 1812 and went back to his family's estates in Cornwall, where he died in Falmouth "
+    "on June 30, 1816.",
+    source="graph",
+)
+PAINTER = ev("Thomas Hale", "Thomas Hale (1760 – 1830) was an English painter. He died in Bath.")
+
+
+def test_a_chain_shows_the_hops_sentence_that_answers_and_the_one_that_leads_there() -> None:
+    reading = read_evidence("Where did Arthur Penrose's father die?", numbered(SON, FATHER))
+    assert reading.short_answer == "Falmouth"  # the name ends where its date begins
+    texts = [s.text for s in reading.sentences]
+    assert texts[0].endswith("where he died in Falmouth on June 30, 1816.")
+    # both hops, though together they pass the 40 words one sentence more may take
+    assert texts[1].startswith("Arthur Penrose (c. 1790 – 1815) was the son of")
+    assert sum(len(t.split()) for t in texts) > 40
+
+
+def test_a_chain_whose_hop_does_not_answer_gives_no_other_article_s_answer() -> None:
+    silent = ev("Walter Penrose", "Penrose built frigates for the navy in Cornwall.", "graph")
+    reading = read_evidence(
+        "Where did Arthur Penrose's father die?", numbered(SON, silent, PAINTER)
+    )
+    assert "hops: Walter Penrose" in reading.notes
+    assert reading.short_answer is None  # not "Bath", where another man died
+
+
+def test_a_hop_s_own_name_does_not_answer_and_a_place_after_the_comes_second() -> None:
+    song = ev(
+        "Come Back Daddy",
+        "Come Back Daddy is a song written in 1913. It was recorded in 1914 by Hal Brody.",
+        source="entity",
+    )
+    singer = ev(
+        "Hal Brody (singer)",
+        'Harold James "Hal" Brody (May 2, 1880 – June 1, 1950) was one of the most popular '
+        "singers in the United States in the 1910s.",
+        source="graph",
+    )
+    reading = read_evidence(
+        "What nationality is the performer of song Come Back Daddy?", numbered(song, singer)
+    )
+    assert reading.short_answer == "United States"  # not "Harold James" nor "Hal"
+    film = ev(
+        "Quiet Harbor", "Quiet Harbor is a 1979 drama film directed by Jane Morrow.", "entity"
+    )
+    director = ev(
+        "Jane Morrow",
+        "Jane Morrow (born 1945) is a film director and a professor at the Graduate School "
+        "of Film at UC Davis.",
+        source="graph",
+    )
+    work = read_evidence(
+        "Where does the director of film Quiet Harbor work?", numbered(film, director)
+    )
+    assert work.short_answer == "UC Davis"  # "at UC Davis" before "at the Graduate School"
+    alone = ev(
+        "Jane Morrow",
+        "Jane Morrow (born 1945) is a professor at the Ohio State University.",
+        "graph",
+    )
+    assert (
+        read_evidence(
+            "Where does the director of film Quiet Harbor work?", numbered(film, alone)
+        ).short_answer
+        == "Ohio State University"
+    )
+
+
+def test_the_hop_whose_article_holds_the_question_s_year_comes_first() -> None:
+    actress = ev(
+        "Ana Cole",
+        'Ana Cole is an actress. She was featured in films such as "Red Harbor" and "Night Train".',
+        source="entity",
+    )
+    older = ev("Red Harbor (1993 film)", "Red Harbor is a 1993 drama film directed by Sam Lee.")
+    newer = ev("Night Train (film)", "Night Train is a 2001 thriller film directed by Mia Park.")
+    reading = read_evidence(
+        "Who directed the 2001 film that featured Ana Cole?", numbered(actress, older, newer)
+    )
+    assert reading.short_answer == "Mia Park"
+
+
+def test_a_hop_s_dates_come_from_its_own_lifespan() -> None:
+    daughter = ev(
+        "Ermesinda",
+        "Ermesinda (born c. 910) was the daughter of Onneca of Pamplona.",
+        source="entity",
+    )
+    mother = ev(
+        "Onneca of Pamplona",
+        "Onneca of Pamplona (c. 848 – after 890) was a Basque princess, the mother of "
+        "Ermesinda. She died in Navarre.",
+        source="graph",
+    )
+    reading = read_evidence("When did Ermesinda's mother die?", numbered(daughter, mother))
+    assert reading.short_answer == "890"  # a lifespan of bare years
+    son = ev(
+        "Juan Alvarez",
+        "Juan Alvarez (born 1942) is a Chilean politician. His father was Pedro Alvarez, "
+        "who was president from 1964 to 1970.",
+        source="entity",
+    )
+    father = ev(
+        "Pedro Alvarez",
+        "Pedro Alvarez (January 16, 1911 – January 22, 1982) was a Chilean politician. "
+        "His eldest son, Juan Alvarez, also became president of Chile (1994–2000).",
+        source="graph",
+    )
+    died = read_evidence("When did Juan Alvarez's father die?", numbered(son, father))
+    assert died.short_answer == "January 22, 1982"  # not the end of a term, 2000
+
+
+def test_where_someone_studied_is_read_from_graduated_and_educated() -> None:
+    son = ev(
+        "Mark Ellis",
+        "Mark Ellis (1732 – 1774) was the son of Robert Ellis.",
+        source="entity",
+    )
+    father = ev(
+        "Robert Ellis",
+        "Robert Ellis (1702 – 1768) was a Scottish astronomer. He was born in Edinburgh. "
+        "He graduated from King's College, Cambridge in 1722.",
+        source="graph",
+    )
+    reading = read_evidence("Where did Mark Ellis's father study?", numbered(son, father))
+    assert reading.short_answer == "King's College"
+
+
+def test_without_a_relation_word_the_articles_the_named_one_mentions_are_the_hops() -> None:
+    opera = ev(
+        "The Snow Queen (opera)",
+        "The Snow Queen is an opera in four acts by Ivan Petrov, after the tale by Hans "
+        "Christian Andersen.",
+        source="entity",
+    )
+    composer = ev(
+        "Ivan Petrov",
+        "Ivan Petrov (1870 – 1935) was a Russian composer. He graduated from the Moscow "
+        "Conservatory in 1894.",
+        source="graph",
+    )
+    school = ev(
+        "Saint Basil School",
+        "Saint Basil School is a school in Kazan. Its pupils graduated from the Kazan "
+        "Conservatory.",
+    )
+    reading = read_evidence(
+        "Where did the composer of The Snow Queen graduate from?",
+        numbered(opera, school, composer),
+    )
+    assert "hops: Ivan Petrov" in reading.notes
+    assert reading.short_answer == "Moscow Conservatory"
+
+
+def test_what_how_many_counts_is_not_a_hop_to_follow() -> None:
+    computer = ev(
+        "ENIAC",
+        "ENIAC was built at the Moore School of Electrical Engineering. It contained 17,468 "
+        "vacuum tubes.",
+        source="entity",
+    )
+    school = ev(
+        "Moore School of Electrical Engineering",
+        "The Moore School of Electrical Engineering, founded in 1923, had 120 rooms.",
+        source="graph",
+    )
+    reading = read_evidence("How many vacuum tubes did ENIAC contain?", numbered(computer, school))
+    assert not reading.shape.chained  # "vacuum tubes" is counted, "contain" the relation
+    assert reading.short_answer == "17,468 vacuum tubes"

@@ -29,6 +29,11 @@ def test_names_split_at_commas_and_never_swallow_a_year() -> None:
     # an elided particle glued to the next word is part of the name
     found = [n.text for n in names("Messi won the Ballon d'Or five times.")]
     assert found == ["Messi", "Ballon d'Or"]
+    # a name ends where a date begins, whatever joins them ("on", "in")
+    found = [n.text for n in names("He died in Beaufort on June 30, 1816.")]
+    assert found == ["He", "Beaufort"]
+    found = [n.text for n in names("It opened in Paris in March 1967.")]
+    assert found == ["It", "Paris"]
 
 
 def test_year_of_orders_dates() -> None:
