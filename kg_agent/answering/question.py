@@ -132,6 +132,7 @@ _IRREGULAR = {
     "author": "write",
     "married": "marri",
     "marry": "marri",
+    "marriage": "marri",
     "wife": "spouse",
     "husband": "spouse",
     "spouse": "spouse",

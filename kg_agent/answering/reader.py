@@ -393,16 +393,19 @@ def read_evidence(
                 # a lifespan in the article's first sentence is its subject's; one
                 # further on may be a term of office ("president (1994–2000)")
                 lead = life and s.position == 0
-                return (
-                    (not cue, not life, not lead) if place else (not (cue or life), not lead, False)
-                )
+                if place:
+                    return (not cue, not life, not lead)
+                if shape.kind is AnswerKind.DATE:
+                    return (not (cue or life), not lead, False)
+                return (not cue, False, False)  # a spouse is not in the dates of a life
 
             # the hop named nearest the relation first ("directed by Tim McCann and
             # starring Nick Krause")
             hop.sort(key=lambda s: (first(s), ctx.hops.index(s.title)))
             # the hops hold the answer, or the evidence does not: another article's
-            # span of the kind asked would be a guess
-            order = hop + [s for s in order if s.title in ctx.named]
+            # span of the kind asked would be a guess, and the named one's are its own
+            # facts ("Julia Wendt was born in Apple River" is not her husband's birth)
+            order = hop
             reading.notes.append("hops: " + ", ".join(ctx.hops))
         events = shape.relation & _EVENTS
         found = _echo(ctx, order)  # a sentence that echoes the question's frame first

@@ -750,3 +750,38 @@ def test_what_how_many_counts_is_not_a_hop_to_follow() -> None:
     reading = read_evidence("How many vacuum tubes did ENIAC contain?", numbered(computer, school))
     assert not reading.shape.chained  # "vacuum tubes" is counted, "contain" the relation
     assert reading.short_answer == "17,468 vacuum tubes"
+
+
+def test_a_chain_is_not_answered_by_the_named_article_s_own_facts() -> None:
+    wife = ev(
+        "Julia Wendt",
+        "Julia Wendt (1870 – 1942), a sculptor, was born in Apple River, Illinois. She "
+        "married the painter William Wendt.",
+        source="entity",
+    )
+    husband = ev(
+        "William Wendt",
+        "William Wendt (1865 – 1946) was a German-born American landscape painter.",
+        source="graph",
+    )
+    reading = read_evidence("Where was the husband of Julia Wendt born?", numbered(wife, husband))
+    assert "hops: William Wendt" in reading.notes
+    assert reading.short_answer is None  # Apple River is where she was born
+
+
+def test_a_spouse_is_read_from_the_marriage_not_from_the_dates_of_a_life() -> None:
+    film = ev(
+        "The Glass Ship",
+        "The Glass Ship is a 1927 silent film directed by Carl David.",
+        source="entity",
+    )
+    director = ev(
+        "Carl David",
+        "Carl David (18 February 1886 – 19 February 1964) was a German film director. He is "
+        "also known for his marriage to the actress Kathe Nagy.",
+        source="graph",
+    )
+    reading = read_evidence(
+        "Who is the spouse of the director of film The Glass Ship?", numbered(film, director)
+    )
+    assert reading.short_answer == "Kathe Nagy"
