@@ -161,9 +161,12 @@ class Context:
             df.update(st | title_stems[sentence.title])
         total = max(1, len(self.sentences))
         self.idf = {w: math.log(1 + total / c) for w, c in df.items()}
-        # no relation word leads on ("The Queen of Spades … by Prokofiev"): the
+        # no relation word leads on ("The Queen of Spades … by Prokofiev"): when the
+        # question reaches its name through something else ("the composer of X"), the
         # articles the named ones mention are the chain's candidates
-        self.hops = _find_hops(self) or (list(self.bridges) if shape.chained else [])
+        self.hops = _find_hops(self)
+        if not self.hops and shape.chained and _leads_on(shape):
+            self.hops = list(self.bridges)
 
     def candidates(self, s: Sentence) -> list[Span]:
         """Spans of the asked kind in ``s`` that the question does not already hold."""
@@ -366,12 +369,28 @@ def inner_phrase(shape: QuestionShape) -> frozenset[str]:
     inner = shape.phrases[-1]
     lowered = shape.question.lower()
     spots = [lowered.find(n.lower()) for n in shape.named if n.lower() in lowered]
+    # of several names, the chain starts at one written after "of" ("…at Cambridge was
+    # held by the designer of the Analytical Engine")
+    owned = [i for i in spots if re.search(r"\bof\s+(?:the\s+)?(?:\w+\s+)?$", lowered[:i])]
+    spots = owned or spots
     if spots:
         first_name = min(spots)
         before = [p for p in shape.phrases if _phrase_at(lowered, p) < first_name]
         if before:
             inner = before[-1]
     return inner
+
+
+def _leads_on(shape: QuestionShape) -> bool:
+    """Whether the question goes through something it does not name: a possessive ("X's
+    father"), "of" ("the composer of X"), a relative or a wh-word after its first word
+    ("the arena where X played", "covered by what band"); "Which poems did X write?"
+    asks X's own facts."""
+    words = re.findall(r"[\w'’-]+", shape.question.lower())[1:]
+    return bool(shape.possessed) or bool(_LEADS & set(words))
+
+
+_LEADS = frozenset(["of", "that", "which", "who", "whom", "whose", "where", "when", "what"])
 
 
 def outer_relation(ctx: Context, s: Sentence) -> frozenset[str] | None:

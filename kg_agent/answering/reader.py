@@ -7,7 +7,8 @@ the short answer from a sentence that echoes the question's frame ("…community
 what?"), else from an article described as the kind asked ("what coastal area"), else
 from the best sentence by the kind asked (a date, a number, a place after "in", a
 person), checks the support ("not in the graph" below the threshold), and chooses the
-sentences to show within the word budget.
+sentences to show within the word budget. A chain ("X's father", "the director of film
+X") is read in its hops' sentences alone, and shows both hops.
 """
 
 from __future__ import annotations

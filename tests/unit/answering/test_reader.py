@@ -785,3 +785,37 @@ def test_a_spouse_is_read_from_the_marriage_not_from_the_dates_of_a_life() -> No
         "Who is the spouse of the director of film The Glass Ship?", numbered(film, director)
     )
     assert reading.short_answer == "Kathe Nagy"
+
+
+def test_a_question_s_own_facts_are_not_a_chain_and_a_chain_starts_after_of() -> None:
+    poet = ev(
+        "Lord Byron",
+        "Lord Byron was an English poet. He wrote Don Juan and Childe Harold's Pilgrimage. "
+        "His daughter was Ada Lovelace.",
+        source="entity",
+    )
+    daughter = ev(
+        "Ada Lovelace",
+        "Ada Lovelace was the only child of the poet Lord Byron and Anne Isabella Milbanke.",
+        source="graph",
+    )
+    poems = read_evidence("Which poems did Lord Byron write?", numbered(daughter, poet))
+    assert not any(n.startswith("hops") for n in poems.notes)  # nothing leads past Byron
+    assert poems.sentences[0].title == "Lord Byron"
+    engine = ev(
+        "Analytical Engine",
+        "The Analytical Engine was a computer designed by the mathematician Charles Babbage. "
+        "It was the successor to his Difference Engine.",
+        source="entity",
+    )
+    designer = ev(
+        "Charles Babbage",
+        "Charles Babbage (1791 – 1871) was an English mathematician.",
+        source="graph",
+    )
+    difference = ev("Difference Engine", "The Difference Engine was led by Babbage.", "graph")
+    held = read_evidence(
+        "Which professorship at Cambridge was held by the designer of the Analytical Engine?",
+        numbered(engine, designer, difference),
+    )
+    assert "hops: Charles Babbage" in held.notes  # from "designed by", not "at Cambridge"
