@@ -128,7 +128,9 @@ def update(
         f"changed, {report.redirects_removed:,} removed\n"
         f"  sections   {report.sections_written:>8,} written, {report.sections_embedded:,} "
         f"embedded, {report.sections_reused:,} vectors reused "
-        f"({report.vectors_kept:,} left in place)\n"
+        f"({report.vectors_kept:,} left in place)"
+        + (f", model on {report.embed_device}" if report.sections_embedded else "")
+        + "\n"
         f"  rows       {report.rows_kept:>8,} of rewritten articles left in place "
         "(sections, links, categories that did not change)\n"
         f"  database   {report.db_bytes_after / 2**20:>8,.1f} MiB "

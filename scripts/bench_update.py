@@ -75,7 +75,8 @@ def run(cmd: list[str], code: Path = ROOT) -> dict[str, Any]:
     """Run a ``--json`` command in a fresh process (the package of the tree ``code``:
     first on ``PYTHONPATH``, and the working directory, which a supervisor older than
     ``kg_agent._entry``'s fix imported from): its report, wall time, peak RSS."""
-    env = {**os.environ, "PYTHONPATH": str(code)}
+    rest = os.environ.get("PYTHONPATH")  # where the packages were put (a GPU machine's)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), *([rest] if rest else [])])}
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=code
@@ -133,8 +134,10 @@ def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
         "full_load_phases": {k: v for k, v in lr["timings"].items() if "." not in k},
         "full_load_peak_rss_mib": load["peak_rss_mib"],
         "db_bytes": disk_size(base),
+        "embed_device": lr.get("embed_device", ""),
         "updates": [],
     }
+    args.save(row)
     newer = _newer_module()
     for rate in args.rates:
         src = work / f"v2-{rate}-pages-articles.xml"
@@ -151,18 +154,26 @@ def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
         trees = [("now", ROOT), *([(args.compare, args.compare_tree)] if args.compare else [])]
         if args.partial_only:
             trees = []
-        runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in trees}
-        for i in range(args.repeat if trees else 0):
-            for name, tree in trees:
-                copy_graph(base, db)
-                print(f"[{n:,}] update, {rate:.1%} changed ({name}, run {i + 1}) ...", flush=True)
-                cmd = [*kg_agent(), "update", str(src), "--db", str(db), *model, *NO_CACHE]
-                runs[name].append(run([*cmd, "--json", "-q"], tree))
-        for name, _ in trees:
-            entry = _update_entry(runs[name], load["wall_s"], rate, summary)
-            if args.compare:
-                entry["code"] = name
-            row["updates"].append(entry)
+        for device in args.devices:
+            runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in trees}
+            on = ["--device", device]
+            for i in range(args.repeat if trees else 0):
+                for name, tree in trees:
+                    copy_graph(base, db)
+                    print(
+                        f"[{n:,}] update, {rate:.1%} changed ({name}, --device {device}, "
+                        f"run {i + 1}) ...",
+                        flush=True,
+                    )
+                    cmd = [*kg_agent(), "update", str(src), "--db", str(db), *model, *on]
+                    runs[name].append(run([*cmd, *NO_CACHE, "--json", "-q"], tree))
+            for name, _ in trees:
+                entry = _update_entry(runs[name], load["wall_s"], rate, summary)
+                entry["device"] = device
+                if args.compare:
+                    entry["code"] = name
+                row["updates"].append(entry)
+                args.save(row)
         if args.partial:
             row.setdefault("partial", []).append(
                 bench_partial(base, src, summary, work, load["wall_s"], rate, args, newer)
@@ -264,7 +275,7 @@ def _update_entry(
         "peak_rss_mib": max(u["peak_rss_mib"] for u in runs),
         "share_of_full_load": round(wall / load_s, 4),
         **{
-            k: r[k]
+            k: r.get(k)
             for k in (
                 "added",
                 "changed",
@@ -278,6 +289,7 @@ def _update_entry(
                 "sections_embedded",
                 "sections_reused",
                 "vectors_kept",
+                "embed_device",
                 "db_bytes_before",
                 "db_bytes_after",
             )
@@ -335,7 +347,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             p = u["phases"]
             print(
                 f"| {row['articles']:,} | {row['embeddings']} | {row['full_load_s']:,.1f} | "
-                f"{u['rate']:.1%}{' ' + u['code'] if 'code' in u else ''} | "
+                f"{u['rate']:.1%}{' ' + u['code'] if 'code' in u else ''}"
+                f"{' on ' + u['embed_device'] if u.get('embed_device') else ''} | "
                 f"{u['wall_s']:,.1f} | {u['share_of_full_load']:.1%} | "
                 f"{u['added']}/{u['changed']}/{u['deleted']}/{u['relinked']} | "
                 f"{u.get('kept_unparsed', 0):,}/{u.get('reparsed', 0):,} | "
@@ -426,8 +439,26 @@ def main() -> None:
         action="store_true",
         help="With --partial: skip the full dump's updates (the load is still timed).",
     )
+    ap.add_argument(
+        "--devices",
+        default="auto",
+        help="Devices each update runs with (--device), each on a fresh copy: auto,cpu,cuda.",
+    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
+    args.devices = args.devices.split(",")
+    done: list[dict[str, Any]] = []
+
+    def save(row: dict[str, Any]) -> None:
+        """The rows so far, the current one as it stands: a run cut short keeps them."""
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            rows = [*done, row] if row not in done else done
+            args.json.write_text(
+                json.dumps({"machine": cpu_model(), "rows": rows}, indent=1), encoding="utf-8"
+            )
+
+    args.save = save
     args.rates = [float(r) for r in args.rates.split(",")]
     args.dump_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bench-update-") as tmp:
@@ -449,7 +480,9 @@ def main() -> None:
                 check=True,
             )
         try:
-            rows = [bench_size(int(n), args) for n in args.sizes.split(",")]
+            for n in args.sizes.split(","):
+                done.append(bench_size(int(n), args))
+            rows = done
         finally:
             if args.compare_tree is not None:
                 subprocess.run(

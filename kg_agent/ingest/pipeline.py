@@ -148,6 +148,7 @@ class LoadReport:
     stubs: int = 0
     rows_written: int = 0
     cached_embeddings: int = 0
+    embed_device: str = ""  # where the model ran ("": not asked to)
     shards: int = 0
     resumed_shards: int = 0
     workers: int = 1
@@ -385,6 +386,7 @@ class Loader:
         ):
             setattr(report, key, int(counts.get(key, 0)))
         if opts.embeddings == "now":
+            report.embed_device = self.embedder.device
             report.cached_embeddings = self._timed(
                 "embed",
                 report,

@@ -177,6 +177,7 @@ class UpdateReport:
     sections_embedded: int = 0  # by the model: text that changed
     sections_reused: int = 0  # vectors kept from the graph or the embedding cache
     vectors_kept: int = 0  # of those, left in place in the graph's vector index
+    embed_device: str = ""  # where the model ran ("": not asked to)
     #: rows of rewritten articles that were already in the graph as written (sections with
     #: their mentions, links, category edges) and stayed there (``ingest.replace``)
     rows_kept: int = 0
@@ -467,6 +468,7 @@ class Updater:
     def _embed(self, stage: Stage, units: Sequence[int], report: UpdateReport) -> None:
         """Embed the written sections, the graph's vectors of unchanged text first."""
         reuse = _reuse_cache(self.db_path, stage, self.embedder)
+        report.embed_device = self.embedder.device
         try:
             embed_shards(
                 stage,

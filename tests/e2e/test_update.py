@@ -117,6 +117,7 @@ def test_update_reports_every_kind_of_change(updated: tuple[Path, dict[str, Any]
     # only sections whose text changed reach the model; the rest keep their vectors
     assert 0 < report["sections_embedded"] < report["sections_written"]
     assert report["sections_embedded"] + report["sections_reused"] == report["sections_written"]
+    assert report["embed_device"] == "cpu"  # --device auto, on a machine without a GPU
     # a reused vector under the same section id stays in the vector index (relinked
     # articles: all of theirs); one whose section moved is inserted again
     assert 0 < report["vectors_kept"] <= report["sections_reused"]
