@@ -296,15 +296,16 @@ def yes_no(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
 
 
 def relatives_of_relatives(
-    ctx: Context, steps: tuple[str, ...]
-) -> tuple[str, tuple[Sentence, ...]] | None:
+    ctx: Context, paths: tuple[tuple[str, ...], ...]
+) -> tuple[str, tuple[Sentence, ...], tuple[str, ...]] | None:
     """A relative of a relative ("paternal grandfather"), step by step from the article
-    the question names (:mod:`kg_agent.answering.kinship`)."""
+    the question names, by the first reading of the word the evidence writes
+    (:mod:`kg_agent.answering.kinship`)."""
 
     def sentences_of(title: str) -> list[str]:
         return [s.text for s in ctx.sentences if s.title == title]
 
-    for start in ctx.named[:2]:
+    for start, steps in ((start, steps) for start in ctx.named[:2] for steps in paths):
         taken = follow(start, steps, sentences_of, list(ctx.text_of))
         if not taken:
             continue
@@ -312,7 +313,7 @@ def relatives_of_relatives(
             next(s for s in ctx.sentences if s.title == k.source and s.text == k.sentence)
             for k in taken
         )
-        return answer_name(taken[-1]), basis
+        return answer_name(taken[-1]), basis, steps
     return None
 
 

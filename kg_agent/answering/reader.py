@@ -28,7 +28,7 @@ from kg_agent.answering.evidence import (
     outer_relation,
     spaced,
 )
-from kg_agent.answering.kinship import kin_path
+from kg_agent.answering.kinship import kin_paths
 from kg_agent.answering.question import (
     AUXILIARIES,
     POSSESSIVE,
@@ -361,10 +361,12 @@ def read_evidence(
     support = _support(ctx)
     reading = OfflineReading(shape, [], support=support, answerable=support >= threshold)
     decided: tuple[str, tuple[Sentence, ...]] | None = None
-    steps = kin_path(shape.question) if shape.kind is AnswerKind.PERSON else ()
-    if steps:
-        decided = relatives_of_relatives(ctx, steps)
-        if decided is not None:
+    paths = kin_paths(shape.question) if shape.kind is AnswerKind.PERSON else ()
+    if paths:
+        kin = relatives_of_relatives(ctx, paths)
+        if kin is not None:
+            name, basis, steps = kin
+            decided = (name, basis)
             reading.notes.append("kinship: " + " → ".join(steps))
     if decided is not None:
         pass

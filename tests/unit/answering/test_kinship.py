@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kg_agent.answering import read_evidence
-from kg_agent.answering.kinship import follow, kin_path, title_for
+from kg_agent.answering.kinship import follow, kin_paths, title_for
 from kg_agent.retrieval.base import Evidence
 from tests.unit.answering.test_reader import ev as reader_ev
 from tests.unit.answering.test_reader import numbered
@@ -32,10 +32,13 @@ YOLANDE = ev(
 
 
 def test_the_word_for_a_relative_of_a_relative_is_unfolded() -> None:
-    assert kin_path("Who is X's paternal grandfather?") == ("father", "father")
-    assert kin_path("Who is the maternal grandmother of X?") == ("mother", "mother")
-    assert kin_path("Who is the father-in-law of X?") == ("spouse", "father")
-    assert kin_path("Who is X's father?") == ()
+    assert kin_paths("Who is X's paternal grandfather?") == (("father", "father"),)
+    assert kin_paths("Who is the maternal grandmother of X?") == (("mother", "mother"),)
+    assert kin_paths("Who is the father-in-law of X?") == (("spouse", "father"),)
+    assert kin_paths("Who is X's father?") == ()
+    # an uncle is the father's brother or the mother's, tried in that order
+    assert kin_paths("Who is X's uncle?") == (("father", "brother"), ("mother", "brother"))
+    assert kin_paths("Who is X's great-uncle?") == ()  # another relative
 
 
 def test_a_grandparent_is_read_through_the_parents_article() -> None:
@@ -123,3 +126,177 @@ def test_a_title_is_found_with_or_without_honorific_and_style() -> None:
     assert title_for("Hugh IV", titles) == "Hugh IV, Duke of Burgundy"
     assert title_for("Paris", titles) == "Paris (film)"
     assert title_for("Hugh V", titles) is None
+
+
+def test_the_second_parent_after_his_wife_and_the_first_ones_dates() -> None:
+    child = ev(
+        "Olga of Vesmark",
+        "Olga of Vesmark (3 May 1890 – 1 June 1950) was the third daughter of King Anton II "
+        "of Vesmark and his wife Irene of Toller.",
+        source="entity",
+    )
+    mother = ev(
+        "Irene of Toller",
+        "Irene of Toller was the daughter of Bruno, 4th Prince of Toller( 1840 – 1901) and "
+        "Countess Agathe Brandt.",
+    )
+    reading = read_evidence(
+        "Who is the maternal grandmother of Olga of Vesmark?", numbered(child, mother)
+    )
+    assert reading.short_answer == "Agathe Brandt"  # past "( 1840 – 1901)", no honorific
+    assert reading.short_cites == (1, 2)
+
+
+def test_a_sentence_that_starts_with_born_and_one_that_says_parents() -> None:
+    child = ev(
+        "Marta Holm",
+        "Marta Holm was a Danish noblewoman. Born in 1402 to Erik Holm and his wife Sigrid Falk.",
+        source="entity",
+    )
+    father = ev("Erik Holm", "Erik Holm was a knight. His parents were Peder Holm and Inge Ulf.")
+    reading = read_evidence(
+        "Who is the paternal grandfather of Marta Holm?", numbered(child, father)
+    )
+    assert reading.short_answer == "Peder Holm"
+
+
+def test_the_mother_written_first_is_found_by_her_consort_or_her_title() -> None:
+    king = ev(
+        "Tevita II",
+        "Tevita II (1920 – 2001) was the son of Mele Tui and her consort Sione Vaea.",
+    )
+    grandson = ev("Tevita III", "Tevita III (born 1948) is the son of Tevita II.", "entity")
+    reading = read_evidence(
+        "Who is the paternal grandfather of Tevita III?", numbered(grandson, king)
+    )
+    assert reading.short_answer == "Sione Vaea"  # "her consort": the second is the father
+    reading = read_evidence(
+        "Who is the paternal grandmother of Tevita III?", numbered(grandson, king)
+    )
+    assert reading.short_answer == "Mele Tui"
+    # a queen written first is the mother
+    king = ev("Tevita II", "Tevita II was the son of Queen Mele Tui and Sione Vaea.")
+    reading = read_evidence(
+        "Who is the paternal grandfather of Tevita III?", numbered(grandson, king)
+    )
+    assert reading.short_answer == "Sione Vaea"
+
+
+def test_a_stepmother_is_the_fathers_other_wife_whose_article_says_he() -> None:
+    # the mother written first, before a calling; the father's article says "he"
+    daughter = ev(
+        "Rina Kapur",
+        "Rina Kapur (born 1995) is an actress. She is the daughter of actors Meera Sen and "
+        "Arjun Kapur.",
+        source="entity",
+    )
+    father = ev(
+        "Arjun Kapur",
+        "Arjun Kapur is an actor. He was married to his first wife, Meera Sen, for ten years, "
+        "after which he married the actress Tara Bose. He lives in Mumbai.",
+    )
+    reading = read_evidence("Who is the stepmother of Rina Kapur?", numbered(daughter, father))
+    assert reading.short_answer == "Tara Bose"  # not Meera Sen, her own mother
+
+
+def test_a_husband_named_in_the_parents_clause_is_not_the_subjects() -> None:
+    wife = ev(
+        "Princess Ella, Duchess of Arnberg",
+        "Princess Ella, Duchess of Arnberg (1922 – 2011) was a daughter of Grand Duchess "
+        "Maria and her husband, Prince Leo of Sarn. In 1956 she married Karl, Duke of "
+        "Arnberg.",
+        source="entity",
+    )
+    # her father's article, in the evidence: his wife is not hers
+    leo = ev("Prince Leo of Sarn", "Prince Leo of Sarn was the son of Robert, Duke of Sarn.")
+    husband = ev(
+        "Karl, Duke of Arnberg",
+        "Karl, Duke of Arnberg (1927 – 1977) was the eldest son of Otto, Duke of Arnberg and "
+        "Countess Anna Lenz.",
+    )
+    reading = read_evidence(
+        "Who is the father-in-law of Princess Ella, Duchess of Arnberg?",
+        numbered(wife, leo, husband),
+    )
+    assert reading.short_answer == "Otto, Duke of Arnberg"
+
+
+def test_a_king_consort_of_a_country_is_no_marriage() -> None:
+    child = ev(
+        "Anna of Lorn",
+        "Anna of Lorn (1880 – 1950) was the daughter of Duke Paul of Lorn and Maria Lenz.",
+        source="entity",
+    )
+    father = ev(
+        "Duke Paul of Lorn",
+        "Duke Paul of Lorn was King consort of Vesmark from 1900. He later married Ida Wirth.",
+    )
+    reading = read_evidence("Who is the stepmother of Anna of Lorn?", numbered(child, father))
+    assert reading.short_answer == "Ida Wirth"
+
+
+def test_of_two_marriages_the_one_the_evidence_can_follow() -> None:
+    wife = ev(
+        "Anne Wode",
+        "Anne Wode (c. 1438 – 1489) was an English noblewoman. Anne was married twice; first "
+        "to William Bourne, and secondly to George Gray, 2nd Earl of Kent.",
+        source="entity",
+    )
+    husband = ev(
+        "George Gray, 2nd Earl of Kent",
+        "George Gray, 2nd Earl of Kent (1454 – 1505) was the son of Edmund Gray, 1st Earl of "
+        "Kent and Lady Kate Percy.",
+    )
+    reading = read_evidence("Who is Anne Wode's father-in-law?", numbered(wife, husband))
+    assert reading.short_answer == "Edmund Gray, 1st Earl of Kent"
+
+
+def test_an_uncle_is_a_parents_brother_and_a_sibling_in_law_a_spouses_sibling() -> None:
+    child = ev(
+        "Eudo III, Count of Brest",
+        "Eudo III (c. 1050 – 1125) was Count of Brest. He was the son of Eudo II, Count of "
+        "Brest and Ada of Lorn.",
+        source="entity",
+    )
+    mother = ev(
+        "Ada of Lorn",
+        "Ada of Lorn (c. 1040 – 1113) was a saint. Ada's brother was Godwin IV, Duke of Lorn.",
+    )
+    reading = read_evidence("Who is Eudo III, Count of Brest's uncle?", numbered(child, mother))
+    # the father's article is not in the evidence: the mother's brother
+    assert reading.short_answer == "Godwin IV, Duke of Lorn"
+    lord = ev(
+        "Tizoc",
+        "Tizoc was the son of Acatl. He was a brother of Emperors Itzal and Xolo I, and "
+        "father of Ayo.",
+    )
+    son = ev("Ayo of Tenoch", "Ayo of Tenoch was the son of Tizoc.", source="entity")
+    reading = read_evidence("Who is Ayo of Tenoch's uncle?", numbered(son, lord))
+    assert reading.short_answer == "Itzal"  # "Emperors" is no part of the name
+    jean = ev(
+        "Joan Tang",
+        "Joan Tang (1920 – 1986) was an illustrator. She married the writer Derek Tang.",
+        source="entity",
+    )
+    derek = ev(
+        "Derek Tang",
+        "Derek Tang (1912 – 1996) was an author. He had two older brothers Nigel Tang who "
+        "was also an author and Colin Tang.",
+    )
+    reading = read_evidence("Who is the sibling-in-law of Joan Tang?", numbered(jean, derek))
+    assert reading.short_answer == "Nigel Tang"
+
+
+def test_a_name_with_an_arabic_article_is_one_name() -> None:
+    son = ev(
+        "Umar ibn al-Walid",
+        "Umar ibn al-Walid was an Umayyad prince. He was a son of Caliph al-Walid I.",
+        source="entity",
+    )
+    caliph = ev(
+        "Al-Walid I", "Al-Walid I (c. 674 – 715) was a caliph. He was the son of Abd al-Malik."
+    )
+    reading = read_evidence(
+        "Who is Umar ibn al-Walid's paternal grandfather?", numbered(son, caliph)
+    )
+    assert reading.short_answer == "Abd al-Malik"
