@@ -83,9 +83,10 @@ _CHILD_OF = re.compile(
 # consort Prince B" (then the first one written is the mother), past the first one's
 # dates ("Karl, 6th Prince of Leiningen( 1898 – 1946) and …")
 _SECOND_PARENT = re.compile(
-    r"^\s*(?:\([^()]*\))?,? (?:and|by)(?: (?P<whose>his|her|their))?"
+    r"^\s*(?:\([^()]*\))?,? (?:and|by)(?: of)?(?: (?P<whose>his|her|their))?"
     r"(?: (?:first|second|third|fourth|only))?"
     r"(?: (?:wife|husband|consort|spouse|mistress|concubine))?,?"
+    r"(?: the [a-z]+)?"  # "and her husband, the cricketer B"
     r"(?: (?:queen|king|consort|princess|prince|duchess|duke|countess|count|lady|lord))*"
     r" (?=[A-Z])"
 )
@@ -98,7 +99,9 @@ _NAMED = {
         # actress B"; "wife of B" (not "Queen consort of Denmark": a title); "her husband, B"
         r"\bmarried\b(?! into)[^.A-Z]{0,30}?\s(?=[A-Z])"
         r"|\b(?:secondly|thirdly|then|later) to\s+(?=[A-Z])"
-        r"|(?<!Queen )(?<!King )\b(?:wife|husband|consort|widow|widower) of\s+(?=[A-Z])"
+        r"|\bmarriage to\s+(?=[A-Z])"
+        r"|(?<!Queen )(?<!King )\b(?:wife|husband|consort|spouse|widow|widower) of\s+(?:the )?"
+        r"(?=[A-Z])"
         r"|\b(?:[Hh]is|[Hh]er) (?:first |second |third )?(?:wife|husband|consort),? (?=[A-Z])"
     ),
 }
@@ -336,13 +339,33 @@ def answer_name(step: KinStep) -> str:
 def title_for(name: str, titles: Sequence[str], exclude: Sequence[str] = ()) -> str | None:
     """The evidence article a person's name refers to: the title itself, its name before
     a disambiguation or a style ("Hugh IV" for "Hugh IV, Duke of Burgundy"), with or
-    without an honorific ("Prince Jordan I of Capua")."""
+    without an honorific ("Prince Jordan I of Capua"), or the style written first
+    ("Archduke Ferdinand of Austria-Este" for "Ferdinand Karl, Archduke of Austria-Este")."""
     keys = {fold(name), fold(_HONORIFIC.sub("", name))}
     keys |= {k.split(", ")[0] for k in keys}
+    styled = _styled(name)
     for t in titles:
         if t in exclude:
             continue
         base = fold(t.split(" (")[0])
         if base in keys or base.split(", ")[0] in keys:
             return t
+        if styled is not None and ", " in base:
+            given, style = base.split(", ", 1)
+            if style == styled[1] and given.split()[0] == styled[0]:
+                return t
     return None
+
+
+_STYLED = re.compile(
+    r"^(?P<rank>[A-Z][a-z]+(?: [A-Z][a-z]+)?) (?P<given>[A-Z]\w*)\b.* of (?P<place>.+)$"
+)
+
+
+def _styled(name: str) -> tuple[str, str] | None:
+    """("ferdinand", "archduke of austria-este") for "Archduke Ferdinand of Austria-Este":
+    the name a title writes as "Ferdinand Karl, Archduke of Austria-Este"."""
+    m = _STYLED.match(name)
+    if m is None or not _HONORIFIC.fullmatch(m.group("rank") + " "):
+        return None
+    return fold(m.group("given")), fold(f"{m.group('rank')} of {m.group('place')}")

@@ -300,3 +300,73 @@ def test_a_name_with_an_arabic_article_is_one_name() -> None:
         "Who is Umar ibn al-Walid's paternal grandfather?", numbered(son, caliph)
     )
     assert reading.short_answer == "Abd al-Malik"
+
+
+def test_a_marriage_to_or_the_spouse_of_a_king_and_a_husband_with_a_calling() -> None:
+    queen = ev(
+        "Sonja Vell",
+        "Sonja Vell (1904 – 1975) was the Queen consort of Vesmark by marriage to King Aron "
+        "Tull from 1955.",
+        source="entity",
+    )
+    king = ev(
+        "Aron Tull", "Aron Tull (1896 – 1960) was king. Tull was born in Vesby to Prince Elo Tull."
+    )
+    reading = read_evidence("Who is the father-in-law of Sonja Vell?", numbered(queen, king))
+    assert reading.short_answer == "Elo Tull"
+    louise = ev(
+        "Lisa of Gorm",
+        "Lisa of Gorm (1667 – 1721) was Queen consort of Vesmark as the first spouse of the "
+        "King Frode IV of Vesmark.",
+        source="entity",
+    )
+    frode = ev(
+        "Frode IV of Vesmark",
+        "Frode IV was the son of King Kurt V of Vesmark and his consort Alma of Hesse.",
+    )
+    reading = read_evidence("Who is the mother-in-law of Lisa of Gorm?", numbered(louise, frode))
+    assert reading.short_answer == "Alma of Hesse"
+    son = ev(
+        "Dan Pig (cricketer, born 1929)",
+        "Dan Pig (1929 – 1996) was a cricketer. Pig was born at Dublin to Meta Bloom, and her "
+        "husband, the cricketer Dan Pig, Sr..",
+        source="entity",
+    )
+    father = ev(
+        "Dan Pig (cricketer, born 1900)",
+        "Dan Pig (1900 – 1965) was a cricketer. Pig was born at Dublin to Alice Knox, and her "
+        "husband, John Pig.",
+    )
+    reading = read_evidence(
+        "Who is the paternal grandmother of Dan Pig (Cricketer, Born 1929)?", numbered(son, father)
+    )
+    assert reading.short_answer == "Alice Knox"
+
+
+def test_a_style_written_first_finds_the_title_that_writes_it_last() -> None:
+    titles = ["Ferdinand Karl, Archduke of Austria-Este", "Karl, Prince of Leiningen"]
+    assert title_for("Archduke Ferdinand of Austria-Este", titles) == titles[0]
+    assert title_for("Archduke Franz of Austria-Este", titles) is None
+    # "Prince Karl" is no rank: not "Emich, Prince Karl of …"
+    assert title_for("Prince Karl Emich of Leiningen", ["Emich, Prince Karl of Leiningen"]) is None
+    child = ev(
+        "Archduke Max of Este",
+        "Archduke Max of Este (1781 – 1850) was the third son of Archduke Ferdinand of "
+        "Austria-Este and of his wife Princess Bea of Modena.",
+        source="entity",
+    )
+    father = ev(
+        "Ferdinand Karl, Archduke of Austria-Este",
+        "Archduke Ferdinand Karl of Austria-Este (1754 – 1806) was a son of Holy Roman Emperor "
+        "Franz I and Maria Theresa of Austria.",
+    )
+    reading = read_evidence(
+        "Who is the paternal grandmother of Archduke Max of Este?", numbered(child, father)
+    )
+    assert reading.short_answer == "Maria Theresa of Austria"
+    # "and of his wife B": the mother
+    sentences = {child.title: [child.content], father.title: [father.content]}
+    taken = follow(child.title, ("mother",), sentences.__getitem__, list(sentences))
+    assert taken is not None and taken[0].name == "Princess Bea of Modena"
+    # a rank of two words ("Grand Duke"); not a rank and a name ("Prince Karl")
+    assert title_for("Grand Duke Jean of Lux", ["Jean Benoît, Grand Duke of Lux"]) is not None
