@@ -77,6 +77,23 @@ _PRONOUN_START = frozenset(
         "although",
         "however",
         "since",
+        # discourse adverbs a sentence opens with ("Usually such sites are listed …")
+        "usually",
+        "originally",
+        "eventually",
+        "finally",
+        "initially",
+        "currently",
+        "formerly",
+        "previously",
+        "subsequently",
+        "additionally",
+        "typically",
+        "generally",
+        "traditionally",
+        "historically",
+        "ultimately",
+        "meanwhile",
     ]
 )
 
@@ -103,6 +120,11 @@ def spaced(text: str) -> str:
     return " " + " ".join(re.findall(r"\w+", fold(text))) + " "
 
 
+#: A participle and a preposition that open a capitalised span ("Born in", "Based on"; a
+#: name joins no other preposition, see ``spans.names``).
+_PARTICIPLE_LEAD = re.compile(r"^([A-Z][a-z]+ed|Born) (?:in|on) (?=[A-Z])")
+
+
 def folded_words(text: str) -> set[str]:
     return {w for w in re.findall(r"\w+", fold(text)) if w not in STOP_WORDS}
 
@@ -115,6 +137,7 @@ class Context:
         self.items = list(items)
         self.q_stems = stems_of(shape.question)
         self.q_folded = folded_words(shape.question)
+        self.q_lower = set(re.findall(r"\b[a-z]+\b", shape.question))
         q_fold = spaced(shape.question)
         titles = list(dict.fromkeys(ev.title for _, ev in self.items))
         # lists in evidence order, not sets: what is read first must not depend on
@@ -178,6 +201,7 @@ class Context:
         out = []
         taken = dates(s.text)
         for span in names(s.text):
+            span = self._past_relation_word(span)
             words = folded_words(span.text)
             if not words or words <= self.q_folded:
                 continue
@@ -188,6 +212,15 @@ class Context:
             text = span.text.rstrip(".") if not _INITIAL_END.search(span.text) else span.text
             out.append(Span(text, span.start, span.start + len(text)))
         return out
+
+    def _past_relation_word(self, span: Span) -> Span:
+        """A span that opens with the question's own participle, capitalised, and a
+        preposition ("Born in Bucharest", "company Headquartered in Mumbai" for "where …
+        headquartered?"): the name after them."""
+        m = _PARTICIPLE_LEAD.match(span.text)
+        if m is None or m.group(1).lower() not in self.q_lower:
+            return span
+        return Span(span.text[m.end() :], span.start + m.end(), span.end)
 
     def score(self, i: int) -> float:
         s, st = self.sentences[i], self.stems[i]

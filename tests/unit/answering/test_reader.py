@@ -819,3 +819,47 @@ def test_a_question_s_own_facts_are_not_a_chain_and_a_chain_starts_after_of() ->
         numbered(engine, designer, difference),
     )
     assert "hops: Charles Babbage" in held.notes  # from "designed by", not "at Cambridge"
+
+
+def test_the_questions_own_participle_capitalised_opens_no_name() -> None:
+    singer = ev(
+        "Sam Weller",
+        "Sam Weller is a singer. He was working as a software engineer in Orbis Systems.",
+        source="entity",
+    )
+    company = ev(
+        "Orbis Systems",
+        "Orbis Systems Limited is an Indian software company Headquartered in Pune, "
+        "Maharashtra. Usually its staff work in teams.",
+    )
+    reading = read_evidence(
+        "Where is the company that Sam Weller worked for as a software engineer headquartered?",
+        numbered(singer, company),
+    )
+    assert reading.short_answer == "Pune"  # not "Headquartered in Pune"
+    poet = ev(
+        "Ion Vale",
+        "Ion Vale (1860 – 1901) was a poet. Born in Brasov, he studied law in Vienna.",
+        source="entity",
+    )
+    assert read_evidence("Where was Ion Vale born?", numbered(poet)).short_answer == "Brasov"
+    # a name that opens with another participle stays whole
+    assert read_evidence("Where did Ion Vale study?", numbered(poet)).short_answer == "Vienna"
+
+
+def test_a_sentence_opening_adverb_is_no_name() -> None:
+    site = ev(
+        "Heritage register",
+        "A heritage register lists sites. Usually such sites are listed by an agency.",
+        source="entity",
+    )
+    reading = read_evidence("What heritage site is listed by an agency?", numbered(site))
+    assert reading.short_answer != "Usually"
+
+
+def test_a_title_that_opens_with_a_participle_the_question_lacks_stays_whole() -> None:
+    actress = ev(
+        "Ann Hart", "Ann Hart is an actress. She starred in the film Married in Vegas.", "entity"
+    )
+    reading = read_evidence("In which film did Ann Hart star?", numbered(actress))
+    assert reading.short_answer == "Married in Vegas"
