@@ -199,8 +199,8 @@ def _about_another(before: str) -> bool:
 
 
 def _relatives(sentence: str, relation: str, sex: Sex = _unsexed) -> list[str]:
-    """The ``relation``s (father, mother, spouse) of the sentence's subject that it
-    names, in the order written."""
+    """The ``relation``s (father, mother, spouse, brother, sister, sibling) of the
+    sentence's subject that it names, in the order written."""
     if relation in _SIBLING:
         out: list[str] = []
         for m in _SIBLING[relation].finditer(sentence):
@@ -232,12 +232,6 @@ def _relatives(sentence: str, relation: str, sex: Sex = _unsexed) -> list[str]:
     father, mother = _parents(sentence, sex)
     person = father if relation == "father" else mother
     return [person] if person is not None else []
-
-
-def _relative(sentence: str, relation: str) -> str | None:
-    """The first ``relation`` (father, mother, spouse) of the sentence's subject, if it says."""
-    found = _relatives(sentence, relation)
-    return found[0] if found else None
 
 
 def sex_in(sentences_of: Callable[[str], Sequence[str]], titles: Sequence[str]) -> Sex:
