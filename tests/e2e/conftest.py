@@ -37,27 +37,41 @@ def sample_graph(
 
 @pytest.fixture(scope="session")
 def enwiki_graph(
-    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder, shared_data_dir: Path
+    tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path
 ) -> tuple[Path, LoadReport]:
-    return _load(tmp_path_factory.mktemp("enwiki"), shared_data_dir / ENWIKI, embedder)
+    """The English sample, graph only: its tests are about structure. Embedding its
+    long articles took ~2.5 minutes of the suite; vectors of real Wikipedia text are
+    tested on three of its articles (``test_update.py``, real revisions)."""
+    db = tmp_path_factory.mktemp("enwiki") / "graph.kuzu"
+    options = LoadOptions(progress=False, embeddings="none")
+    return db, load_source(shared_data_dir / ENWIKI, db, options=options)
 
 
 @pytest.fixture(scope="session")
 def latgalian_graph(
     tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path
 ) -> tuple[Path, LoadReport]:
-    """The whole Latgalian Wikipedia, graph only: its tests are about structure (vectors
-    are tested on the English sample, which has them), and embedding it cost a minute."""
+    """The whole Latgalian Wikipedia, graph only: its tests are about structure, and
+    embedding it cost a minute."""
     db = tmp_path_factory.mktemp("ltg") / "graph.kuzu"
     options = LoadOptions(progress=False, embeddings="none")
     return db, load_source(shared_data_dir / LATGALIAN, db, options=options)
 
 
 @pytest.fixture(scope="session")
+def twowiki_data_dir(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path) -> Path:
+    """The shared data folder with a smaller 2Wiki pool (1,408 of its 6,119 passages: the
+    first 60 questions' gold and their neighbours; ``tests/support/twowiki_pool.py``)."""
+    from tests.support.twowiki_pool import mirror_data_dir
+
+    return mirror_data_dir(shared_data_dir, tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture(scope="session")
 def twowiki_graph(
-    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder, shared_data_dir: Path
+    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder, twowiki_data_dir: Path
 ) -> tuple[Path, LoadReport]:
-    return _load(tmp_path_factory.mktemp("2wiki"), shared_data_dir / TWOWIKI_CORPUS, embedder)
+    return _load(tmp_path_factory.mktemp("2wiki"), twowiki_data_dir / TWOWIKI_CORPUS, embedder)
 
 
 @pytest.fixture

@@ -56,11 +56,11 @@ def twowiki_db(twowiki_graph: tuple[Path, LoadReport]) -> str:
 
 @pytest.fixture(scope="module")
 def twowiki_eval(
-    twowiki_db: str, shared_data_dir: Path, tmp_path_factory: pytest.TempPathFactory
+    twowiki_db: str, twowiki_data_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Result, Path, list[str]]:
     out = tmp_path_factory.mktemp("eval_2wiki")
     args = [
-        "eval", "2wiki", "--db", twowiki_db, "--data-dir", str(shared_data_dir),
+        "eval", "2wiki", "--db", twowiki_db, "--data-dir", str(twowiki_data_dir),
         "--limit", "5", "--modes", ",".join(MODES), "--out", str(out), "--show-failures", "1",
     ]  # fmt: skip
     return invoke(*args), out, args
@@ -131,10 +131,10 @@ def test_markdown_and_chart(twowiki_eval: tuple[Result, Path, list[str]]) -> Non
 
 
 def test_json_flag_prints_the_document_alone(
-    twowiki_db: str, shared_data_dir: Path, tmp_path: Path
+    twowiki_db: str, twowiki_data_dir: Path, tmp_path: Path
 ) -> None:
     result = invoke(
-        "eval", "2wiki", "--db", twowiki_db, "--data-dir", str(shared_data_dir),
+        "eval", "2wiki", "--db", twowiki_db, "--data-dir", str(twowiki_data_dir),
         "--limit", "2", "--modes", "bm25", "--out", str(tmp_path), "--json", "-q",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -203,7 +203,7 @@ def test_hotpotqa_builds_its_graph_then_reuses_it(shared_data_dir: Path, tmp_pat
 
 
 def test_questions_of_another_graph_are_answered_not_in_the_graph(
-    twowiki_db: str, shared_data_dir: Path, tmp_path: Path
+    twowiki_db: str, twowiki_data_dir: Path, tmp_path: Path
 ) -> None:
     """Each dataset's questions are also asked of the other dataset's graph, where the
     answer must be "not in the graph"; on their own graph it must not."""
@@ -213,7 +213,7 @@ def test_questions_of_another_graph_are_answered_not_in_the_graph(
         os.symlink(twowiki_db + suffix, dbs / f"2wikimultihopqa.kuzu{suffix}")
     out = tmp_path / "out"
     result = invoke(
-        "eval", "2wiki", "musique", "--db", str(dbs), "--data-dir", str(shared_data_dir),
+        "eval", "2wiki", "musique", "--db", str(dbs), "--data-dir", str(twowiki_data_dir),
         "--limit", "10", "--modes", "agent", "--out", str(out), "-q",
     )  # fmt: skip
     assert result.exit_code == 0, result.output

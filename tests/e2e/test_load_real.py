@@ -112,19 +112,17 @@ def test_enwiki_redirects_resolved(enwiki_graph: Graph, open_store: Opener) -> N
     assert leaked[0]["n"] == 0, "a redirect title became an article instead of an alias"
 
 
-def test_enwiki_pagerank_and_search(
-    enwiki_graph: Graph, open_store: Opener, embedder: Embedder
-) -> None:
+def test_enwiki_pagerank_and_search(enwiki_graph: Graph, open_store: Opener) -> None:
     store = open_store(enwiki_graph[0])
     pr = {t: store.article(t)["pagerank"] for t in ("Aristotle", "Actrius")}  # type: ignore[index]
     # 8 sample articles link to Aristotle, none to Actrius.
     assert pr["Aristotle"] > 5 * pr["Actrius"]
     q = "fraction of solar radiation reflected by a surface"
-    assert store.vector_search(embedder.embed_query(q), 3)[0].title == "Albedo"
     assert store.fts_search(q, 3)[0].title == "Albedo"
-    q = "Apollo 11 landed the first humans on the Moon"
-    hits = store.vector_search(embedder.embed_query(q), 1)
-    assert hits[0].title == "Apollo 11"
+    assert store.fts_search("Apollo 11 landed the first humans on the Moon", 1)[0].title == (
+        "Apollo 11"
+    )
+    assert not store.stats().indexes.vector  # loaded graph only (tests/e2e/conftest.py)
 
 
 # ---------------------------------------------------------------- Latgalian Wikipedia (closed)
@@ -158,16 +156,19 @@ def test_latgalian_complete_wiki(
 # ---------------------------------------------------------------- 2WikiMultihopQA passages
 def test_2wiki_corpus_graph(twowiki_graph: Graph, open_store: Opener, embedder: Embedder) -> None:
     db, report = twowiki_graph
-    assert report.articles == 6119 and report.format == "passages"
+    # the tests' pool: 1,408 of the shared 6,119 passages (tests/support/twowiki_pool.py)
+    assert report.articles == 1408 and report.format == "passages"
     store = open_store(db)
     st = store.stats()
-    assert st.articles == 6119 and st.stub_articles == 0
-    assert st.mentions > 2000 and st.inferred_links == st.links
+    assert st.articles == 1408 and st.stub_articles == 0
+    assert st.mentions > 300 and st.inferred_links == st.links
     # The passage on Henriette of France names her mother, whose passage is in the pool.
-    assert "Marie Leszczyńska" in dict(store.outgoing_links("Henriette of France (1727–1752)"))
-    # A phrase from a passage finds that passage.
-    text = store.article_sections("Teutberga")[0]["text"]
+    henriette = "Henriette of France (1727–1752)"
+    assert "Marie Leszczyńska" in dict(store.outgoing_links(henriette))
+    # A phrase from a passage finds that passage, among other princesses named Henriette.
+    text = store.article_sections(henriette)[0]["text"]
     hits = store.vector_search(embedder.embed_query(text[:200]), 5)
-    assert hits[0].title == "Teutberga"
-    # BM25 on words only this passage has (Lothair II's passage also names Teutberga).
-    assert store.fts_search("Teutberga Bosonid Hucbert abbot", 3)[0].title == "Teutberga"
+    assert hits[0].title == henriette
+    assert "Princess Henriette of Belgium" in {h.title for h in hits}
+    # BM25 on words only this passage has.
+    assert store.fts_search("Henriette princess twin Leszczyńska", 3)[0].title == henriette

@@ -54,8 +54,8 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def questions_file(shared_data_dir: Path) -> Path:
-    return shared_data_dir / QUESTIONS
+def questions_file(twowiki_data_dir: Path) -> Path:
+    return twowiki_data_dir / QUESTIONS
 
 
 def test_script_writes_traces_and_results(

@@ -273,6 +273,12 @@ def test_real_revisions_2012_to_2016(
     assert "Typographic variants" in _headings(db, "A")
     load_source(new, fresh, embedder=embedder, options=opts)
     assert_same_graph(db, fresh)
+    # the vectors of real Wikipedia text: a question finds its article's section
+    with GraphStore.open(fresh, read_only=True) as store:
+        q = embedder.embed_query("fraction of solar radiation reflected by a surface")
+        assert store.vector_search(q, 3)[0].title == "Albedo"
+        q = embedder.embed_query("a political philosophy that rejects the state")
+        assert store.vector_search(q, 3)[0].title == "Anarchism"
     assert_link_table_patched(db)
 
 
