@@ -13,12 +13,13 @@ want=$(cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setting up .venv (CPU torch pinned by constraints.txt) ..." >&2
   # torch first, from the constraints pin: a plain 'torch' requirement would pull
-  # the CUDA build and several GB of packages. --no-compile: Python compiles what is
-  # imported when it is first imported; compiling every file of torch and transformers
-  # up front took half of the set-up (147 s -> 83 s on 2 cores).
-  .venv/bin/pip install -q --no-compile --disable-pip-version-check -c constraints.txt torch 2>&1 \
+  # the CUDA build and several GB of packages. (Byte-compiling stays on: --no-compile
+  # halved the set-up, but where PYTHONDONTWRITEBYTECODE is set, as on the CI machine,
+  # every process then compiled what it imports again (the Ray and embed-stage tests,
+  # which start many processes, ran about twice as long in the one CI run with it).)
+  .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt torch 2>&1 \
     | grep -v "^WARNING: Location" || true
-  .venv/bin/pip install -q --no-compile --disable-pip-version-check -c constraints.txt -e ".[test,plot,ray,serve]" 2>&1 \
+  .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt -e ".[test,plot,ray,serve]" 2>&1 \
     | grep -v "^WARNING: Location" || true
   .venv/bin/python -c "import kg_agent, kuzu, torch, sentence_transformers, ray.data, fastapi, uvicorn, mcp" \
     || { echo "setup failed: see pip output above" >&2; exit 1; }

@@ -59,12 +59,13 @@ _MALE_TITLE = re.compile(
     r"Margrave|Elector|Sultan|Caliph|Emir|Tsar|Czar|Shah|Baron|Marquess|Viscount|Mr)\b"
 )
 # A name as Wikipedia writes a person: capitalised words (an Arabic article may come
-# first: "al-Walid"), the lower-case particles of names, an ordinal or a regnal number,
-# and a noble style after a comma ("Hugh IV, Duke of Burgundy"; "Rotrou I, Viscount of
-# Châteaudun").
+# first: "al-Walid"; a regnal number is one too), the lower-case particles of names, an
+# ordinal, and a noble style after a comma ("Hugh IV, Duke of Burgundy"; "Rotrou I,
+# Viscount of Châteaudun"). No word may be read two ways: a branch of its own for regnal
+# numbers made a failed match try 2^n readings of n numerals ("I II III … XX, son of").
 _PARTICLE = r"(?:of|de|da|del|der|di|du|la|le|van|von|y|al|el|bin|ibn|the)"
 _ARTICLE = r"(?:(?:al|el|ad|an|ar|as|at|az|ul|ud)-)?"
-_WORD = rf"(?:{_ARTICLE}[A-Z][\w'’.\-]*|[IVXL]+\b|\d+(?:st|nd|rd|th)?\b)"
+_WORD = rf"(?:{_ARTICLE}[A-Z][\w'’.\-]*|\d+(?:st|nd|rd|th)?\b)"
 _STYLE = (
     r"(?:\d+(?:st|nd|rd|th) )?(?:[A-Z][a-z]+ )?(?:Duke|Duchess|Count|Countess|Earl|King|"
     r"Queen|Prince|Princess|Marquess|Marquis|Marchioness|Baron|Baroness|Viscount|"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from kg_agent.answering import read_evidence
 from kg_agent.answering.kinship import follow, kin_paths, title_for
 from kg_agent.retrieval.base import Evidence
@@ -370,3 +373,22 @@ def test_a_style_written_first_finds_the_title_that_writes_it_last() -> None:
     assert taken is not None and taken[0].name == "Princess Bea of Modena"
     # a rank of two words ("Grand Duke"); not a rank and a name ("Prince Karl")
     assert title_for("Grand Duke Jean of Lux", ["Jean Benoît, Grand Duke of Lux"]) is not None
+
+
+def test_a_long_run_of_regnal_numbers_is_read_at_once() -> None:
+    """A numeral could be read as a capitalised word or as a regnal number, so a name that
+    failed to match tried 2^n readings of n numerals: the 40 below, before ", son of",
+    would have taken days. Run in a child process, so that a regression fails, not hangs."""
+    code = (
+        "from kg_agent.answering.kinship import _parents, _relatives\n"
+        "print(_parents('I ' * 40 + 'and others, son of John Smith.'))\n"
+        "print(_relatives('I ' * 40 + 'x, brother of John Smith.', 'brother'))\n"
+        "print(_parents('Hugh was the son of Odo III, Duke of Burgundy and Alice of Vergy.'))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "(None, None)",  # the run of numerals is not the subject: another's son
+        "[]",
+        "('Odo III, Duke of Burgundy', 'Alice of Vergy')",  # a regnal number still reads
+    ]
