@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 # Two workers on two cores each run torch's OpenMP threads: idle ones sleep rather than
-# spin (measured: the suite 14m49s -> 12m16s on the 2-core CI machine, same tests).
+# spin (measured: the suite 14m49s -> 12m16s on the 2-core CI machine, same tests; a
+# process alone embeds slower with it, so only here: docs/operations.md).
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 # One pytest-xdist worker a core, four at most (each holds its own model and graphs;
 # KG_TEST_WORKERS=0 runs in one process). Tests that share a heavy session graph run on
