@@ -311,11 +311,23 @@ def _chain(ctx: Context, ranked: Sequence[Sentence], chosen: list[Sentence]) -> 
 # --------------------------------------------------------------------- support
 
 
+#: A name in a question: capitalised words, with the lower-case particles names hold
+#: between them ("Henriette of France", "Ludwig van Beethoven"); "and", commas and
+#: other words end it. A capitalised word's lower-case hyphenated tail ("Lyric Street
+#: Records-affiliated") is not part of the name.
+_NAME = re.compile(
+    r"\b[A-Z][\w']*(?:-[A-Z][\w']*)*"
+    r"(?:\s+(?:(?:of|the|de|del|della|di|da|du|la|le|von|van|der|den)\s+)*[A-Z][\w']*(?:-[A-Z][\w']*)*)*"
+)
+_NAME_WORD = re.compile(r"\b[A-Z][\w']+")
+
+
 def _support(ctx: Context) -> float:
     """How much of the question the top evidence holds (0..1): the mean of two shares,
-    the question's words found in the top five articles' text and titles, and its
-    capitalised words (the names, first word aside) found there. A question about
-    something the graph lacks keeps its names unmatched, whatever the words around them.
+    the question's words found in the top five articles' text and titles, and its names
+    (the first word aside) found there whole. A question about something the graph lacks
+    keeps a name unmatched, whatever the words around it; counting names, not their
+    words, keeps "Sigmund Jähn or Christer Fuglesang" from passing on "Christer" alone.
     """
     top_titles = list(dict.fromkeys(ev.title for _, ev in ctx.items))[:5]
     hay = spaced(" ".join(ctx.text_of[t] + " " + t for t in top_titles))
@@ -324,9 +336,13 @@ def _support(ctx: Context) -> float:
     if not qwords:
         return 0.0
     share = sum(f" {w} " in hay for w in qwords) / len(qwords)
-    caps = [m.group(0) for m in re.finditer(r"\b[A-Z][\w'-]+", question) if m.start() > 0]
-    caps_share = sum(spaced(w) in hay for w in caps) / len(caps) if caps else share
-    return round((share + caps_share) / 2, 4)
+    found: list[bool] = []
+    for m in _NAME.finditer(question):
+        words = [w.group(0) for w in _NAME_WORD.finditer(m.group(0)) if m.start() + w.start() > 0]
+        if words:
+            found.append(all(spaced(w) in hay for w in words))
+    names_share = sum(found) / len(found) if found else share
+    return round((share + names_share) / 2, 4)
 
 
 # --------------------------------------------------------------------- the reading

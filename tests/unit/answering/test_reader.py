@@ -151,6 +151,20 @@ def test_a_question_about_what_the_graph_lacks_is_not_answerable() -> None:
     assert near.support > away.support
 
 
+def test_a_name_counts_as_found_only_when_all_of_it_is() -> None:
+    # "Hamo" is in the evidence (Hamo Beknazarian), "Kalatozov" is not: the second
+    # option is someone the graph lacks, though most of the question's words are there
+    items = numbered(COMPOSER, DIRECTOR, NOISE)
+    lacking = read_evidence("Who died later, Aram Khachaturian or Hamo Kalatozov?", items)
+    assert not lacking.answerable
+    held = read_evidence("Who died later, Aram Khachaturian or Hamo Beknazarian?", items)
+    assert held.answerable
+    assert held.short_answer == "Aram Khachaturian"
+    # a name's particles join it, its lower-case hyphenated tail does not
+    tail = read_evidence("Which Soviet Armenian-born composer died in Moscow in 1978?", items)
+    assert tail.answerable
+
+
 def test_no_span_of_the_kind_asked_means_no_short_answer() -> None:
     reading = read_evidence("When was the Tbilisi Opera house renamed?", numbered(NOISE))
     # a date is there (1851), but for the opening, not a renaming: the sentence is shown
