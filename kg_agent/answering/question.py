@@ -391,7 +391,8 @@ def analyse(question: str) -> QuestionShape:
     noun = ""
     for i, t in enumerate(tokens[:-1]):
         if t in ("which", "what", "whose") and i < 4:
-            noun = tokens[i + 1]
+            # "what is the largest state", "which of them": a verb or a particle is no noun
+            noun = tokens[i + 1] if tokens[i + 1] not in STOP_WORDS else ""
             break
     words = set(tokens)
     options = _options(q, words) if first not in AUXILIARIES or " or " in q else ()

@@ -32,6 +32,20 @@ def test_answer_kind(question: str, kind: AnswerKind) -> None:
     assert analyse(question).kind is kind
 
 
+@pytest.mark.parametrize(
+    ("question", "noun"),
+    [
+        ("Which numbers are named after Bernoulli?", "numbers"),
+        ("What company built the Colossus computer?", "company"),
+        ("What is the largest state in New England?", ""),
+        ("Which of Jonny Craig and Pete Doherty sang in more bands?", ""),
+        ("What did Ada Lovelace write about?", ""),
+    ],
+)
+def test_the_noun_asked_for_is_never_a_verb_or_a_particle(question: str, noun: str) -> None:
+    assert analyse(question).noun == noun
+
+
 def test_a_choice_names_its_options_and_which_end_wins() -> None:
     first = analyse("Which film came out first, Alien or Remorse, A Story Of Love?")
     assert first.options == ("Alien", "Remorse, A Story Of Love")

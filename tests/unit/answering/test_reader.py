@@ -165,6 +165,20 @@ def test_a_name_counts_as_found_only_when_all_of_it_is() -> None:
     assert tail.answerable
 
 
+def test_a_name_is_not_extended_by_the_question_s_verb() -> None:
+    # "What is …": the name followed by "is" in the sentence is "United States", not
+    # "United States is" (the noun after "what" is added to a name only when it is one)
+    country = ev(
+        "United States",
+        "With over 325 million people, the United States is the world's third-largest "
+        "country by total area and the most populous state in the Americas.",
+    )
+    reading = read_evidence(
+        "What is the most populous state in the Americas?", numbered(country, NOISE)
+    )
+    assert reading.short_answer == "United States"
+
+
 def test_no_span_of_the_kind_asked_means_no_short_answer() -> None:
     reading = read_evidence("When was the Tbilisi Opera house renamed?", numbered(NOISE))
     # a date is there (1851), but for the opening, not a renaming: the sentence is shown
