@@ -220,6 +220,9 @@ def _make_embedder(setting: str) -> Any:
     if special.startswith("onnx"):
         return _onnx_embedder(special, kwargs)
     emb = Bench(**kwargs)
+    if special in ("st-encode", "nograd"):
+        # sentence-transformers' own encode() and modules: not the plain loader's model
+        emb._plain = False
     if special == "unsorted":
         emb._sort_by = "none"
     elif special == "chars":
@@ -335,7 +338,9 @@ def _onnx_embedder(special: str, kwargs: dict[str, Any]) -> Any:
             vec /= np.linalg.norm(vec, axis=1, keepdims=True)
             return vec.astype(np.float32)
 
-    return OnnxBench(**kwargs)
+    onnx = OnnxBench(**kwargs)
+    onnx._plain = False  # the ONNX export reads sentence-transformers' modules
+    return onnx
 
 
 def _worker(args: argparse.Namespace) -> None:
@@ -485,13 +490,13 @@ def _machine() -> str:
     return f"{os.cpu_count()} cores, {model}, Python {platform.python_version()}"
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     args_in = sys.argv[1:] if argv is None else argv
     if args_in[:1] == ["--stage"]:  # the whole embed stage: CPU threads, Ray, CUDA
         from scripts.bench_embed_stage import main as stage
 
         stage(args_in[1:])
-        return
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--limit", type=int, default=None, help="first N passages only")
     ap.add_argument(
@@ -553,11 +558,11 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.worker:
         _worker(args)
-        return
+        return 0
     if args.list:
         for name, (desc, _, _) in SETTINGS.items():
             print(f"{name:16} {desc}")
-        return
+        return 0
     wanted = [s.strip() for s in args.settings.split(",") if s.strip()]
     unknown = [s for s in [*wanted, args.reference] if s not in SETTINGS]
     if unknown:
@@ -582,6 +587,7 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[str, dict[str, Any]] = {}
     ref_s: np.ndarray | None = None
     ref_p: np.ndarray | None = None
+    failed: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         for rnd in range(args.rounds):
             for setting in order:
@@ -615,6 +621,7 @@ def main(argv: list[str] | None = None) -> None:
                 if proc.returncode != 0:
                     tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
                     print(f"# {setting}: failed: {tail}", flush=True)
+                    failed.append(setting)
                     continue
                 run = json.loads(Path(out + ".json").read_text())
                 runs[setting].append(run)
@@ -681,6 +688,11 @@ def main(argv: list[str] | None = None) -> None:
             )
         )
         print(f"# wrote {args.json_out}")
+    if failed:
+        # the table holds the rest; a failed setting must not pass for a finished run
+        print(f"# failed: {', '.join(dict.fromkeys(failed))}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _fmt(value: Any, spec: str, scale: float = 1.0) -> str:
@@ -734,4 +746,4 @@ def _print_table(rows: list[dict[str, Any]], ref: dict[str, Any] | None) -> None
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

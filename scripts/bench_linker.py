@@ -152,8 +152,11 @@ class _TitlesStore:
         """Drop the lists (the matcher keeps what it needs); counts stay for the key."""
         self.titles, self.aliases = [], []
 
-    def count(self, cypher: str) -> int:
-        return self.n_aliases if "Redirect" in cypher else self.n_titles
+    def count_articles(self) -> int:
+        return self.n_titles
+
+    def count_redirects(self) -> int:
+        return self.n_aliases
 
     def entity_names(self) -> tuple[list[str], list[tuple[str, str]]]:
         return self.titles, self.aliases

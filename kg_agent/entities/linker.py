@@ -12,10 +12,12 @@ similarity ranking downstream picks among them.
 Building the automaton reads every title once (``scripts/bench_linker.py``,
 realistic titles with 0.9 redirects each: 1M in ~25 s and ~0.65 GiB, 5M in
 ~170 s and ~3.1 GiB; a question then takes ~0.05-0.15 ms at any size). Above
-``max_titles`` the linker falls back to the title full-text index and keeps
-the titles whose name is a phrase of the question and passes the automaton's
-guards (no "Who", "The", "Film", "2006": without them ~40% of questions linked
-such a page at 1M titles).
+``max_titles`` (a whole Wikipedia) the linker falls back to the title full-text
+index and runs the automaton's own rules over the ten titles it offers, a
+matcher built per question (~0.1 ms): case, whole words, the longest match, a
+name that goes on, base names, years and kind words, and the guards (no "Who",
+"The", "Film", "2006": without them ~40% of questions linked such a page at 1M
+titles). What it cannot see are redirects, which the title index does not hold.
 
 A built linker can be saved (:meth:`QuestionEntityLinker.save`) and given to
 a later process as ``saved=``: loading it skips both reading every title from
@@ -43,14 +45,12 @@ from pathlib import Path
 from typing import Any
 
 from kg_agent.entities import matcher as mentions
-from kg_agent.entities.matcher import COMMON_WORDS, MentionMatcher, eligible_form
+from kg_agent.entities.matcher import MentionMatcher
 from kg_agent.store import GraphReader
-from kg_agent.text import words
 
 __all__ = ["QuestionEntityLinker"]
 
 MAX_AUTOMATON_TITLES = 2_000_000
-_MIN_LENGTH = 4  # MentionMatcher's default
 _FORMAT = 1
 
 
@@ -135,18 +135,14 @@ class QuestionEntityLinker:
             # order of first appearance in the question
             lowered = question.lower()
             return sorted(found, key=lambda t: _position(lowered, t))
-        spaced = f" {' '.join(words(question))} "
-        out = []
-        for title, _ in self.store.search_article_titles(question, k=10):
-            base = title.split(" (")[0]
-            # the automaton's guards, and the name's words in its order, not a bag
-            # of question words ("Anne Law" is not in "Anne Woodville's father-in-law")
-            if not eligible_form(base, _MIN_LENGTH, COMMON_WORDS):
-                continue
-            phrase = " ".join(words(base))
-            if phrase and f" {phrase} " in spaced:
-                out.append(title)
-        return out
+        # the automaton's rules (case, whole words, longest match, a name that goes on,
+        # base names, years and kind words) over the titles the full-text index offers
+        offered = [title for title, _ in self.store.search_article_titles(question, k=10)]
+        if not offered:
+            return []
+        found = MentionMatcher(offered, ambiguous="all").find(question)
+        lowered = question.lower()
+        return sorted(found, key=lambda t: _position(lowered, t))
 
 
 def _position(lowered_question: str, title: str) -> int:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kg_agent.entities import QuestionEntityLinker
 from kg_agent.store import GraphReader
-from tests.support.memory_graph import MemoryGraph
+from tests.support.memory_graph import MemoryArticle, MemoryGraph
 
 
 def test_the_memory_graph_is_a_graph_reader(world_no_vectors: MemoryGraph) -> None:
@@ -53,6 +53,43 @@ def test_the_full_text_fallback_wants_the_name_in_order(world_no_vectors: Memory
     assert linker.link("Who employed Anne Law at court?") == ["Anne Law"]
     # both words are in the question, but not as the name
     assert linker.link("Who was Anne Woodville's father-in-law?") == []
+
+
+def test_the_full_text_fallback_reads_its_titles_by_the_automaton_s_rules() -> None:
+    # titles inside one another, a name that goes on, a base name shared by two
+    # titles, a year that picks one: the fallback (a whole Wikipedia's path) links
+    # what the automaton links, where the old phrase test took every title whose
+    # words were in the question
+    graph = MemoryGraph(
+        MemoryArticle(t, [("", f"{t} is a page.")])
+        for t in (
+            "New York",
+            "New York City",
+            "Stephen",
+            "Stephen King",
+            "Misery (1990 film)",
+            "Misery (novel)",
+            "Kathy Bates",
+        )
+    )
+    automaton = QuestionEntityLinker(graph)
+    fallback = QuestionEntityLinker(graph, max_titles=0)
+    assert not fallback.uses_automaton()
+    cases = {
+        "Which New York City borough was Stephen King's editor from?": [
+            "New York City",
+            "Stephen King",
+        ],
+        "Who starred with Kathy Bates in the 1990 film Misery?": [
+            "Kathy Bates",
+            "Misery (1990 film)",
+        ],
+        "Who wrote Misery?": ["Misery (1990 film)", "Misery (novel)"],
+        "Did Stephen Fry live in New York?": ["New York"],
+    }
+    for question, linked in cases.items():
+        assert sorted(automaton.link(question)) == sorted(linked), question
+        assert sorted(fallback.link(question)) == sorted(linked), question
 
 
 def test_a_saved_linker_carried_over_to_a_new_key_serves_it_unchanged(
