@@ -13,7 +13,6 @@ import bz2
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -32,7 +31,7 @@ from kg_agent.ingest.update import UpdateOptions, is_full_dump, update_graph
 from kg_agent.store import GraphStore
 from tests.e2e.conftest import ENWIKI
 from tests.support.cli import assert_no_process_holds, kg_agent_exe
-from tests.support.graph_compare import assert_link_table_patched, assert_same_graph
+from tests.support.graph_compare import assert_link_table_patched, assert_same_graph, copy_graph
 from tests.support.newer_sample import pages_of, redirect_page, write_dump, write_newer_sample
 from tests.support.synth import generate, make_dump
 
@@ -439,7 +438,7 @@ def test_deletions_beside_a_partial_export_equal_an_update_then_a_delete(
     # linked to (a stub, its redirect 'Babbage' gone), linked to, held by the export,
     # a redirect (not an article), absent
     named = ["Charles Babbage", "IBM", "Ada Lovelace", "Babbage", "No Such Article"]
-    one = _copy_graph(base, tmp_path / "one.kuzu")
+    one = copy_graph(base, tmp_path / "one.kuzu")
     code, out = _cli(
         "update", str(export), "--db", str(one), "--deletions", "-", "--json", "-q",
         input="\n".join(named) + "\n",
@@ -452,7 +451,7 @@ def test_deletions_beside_a_partial_export_equal_an_update_then_a_delete(
     assert (report["changed"], report["deleted"], report["stubbed"]) == (1, 2, 2)
     assert report["redirects_removed"] == 1  # 'Babbage', Charles Babbage's other name
     assert "Annabella Milbanke" in _links_of(one, "Ada Lovelace")  # the export's text
-    two = _copy_graph(base, tmp_path / "two.kuzu")
+    two = copy_graph(base, tmp_path / "two.kuzu")
     update_graph(export, two, options=UpdateOptions(progress=False))
     delete_articles(two, ["Charles Babbage", "IBM"])
     assert_same_graph(one, two)
@@ -518,15 +517,6 @@ def synth_base(synth_versions: tuple[Path, Path], tmp_path_factory: pytest.TempP
     return db
 
 
-def _copy_graph(src: Path, dst: Path) -> Path:
-    """A closed graph copied (its file and its index folder), as ``cp -r`` would."""
-    shutil.copy2(src, dst)
-    shutil.copytree(
-        Path(f"{src}.indexes"), Path(f"{dst}.indexes"), ignore=shutil.ignore_patterns("load.lock")
-    )
-    return dst
-
-
 @pytest.fixture(scope="module")
 def synth_fresh(
     synth_versions: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
@@ -543,7 +533,7 @@ def test_moved_redirects_read_again_only_the_pages_that_may_link_through_them(
     """The parse keeps every unchanged page unparsed; the redirects the newer dump points
     elsewhere make the pages whose graph edges may go through them be read again, whole,
     and those that do link through them are relinked: the graph a fresh load gives."""
-    db = _copy_graph(synth_base, tmp_path / "g.kuzu")
+    db = copy_graph(synth_base, tmp_path / "g.kuzu")
     report = update_graph(synth_versions[1], db, options=UpdateOptions(progress=False))
     assert report.redirects_changed > 0 and report.relinked > 0
     assert report.relinked <= report.reparsed < report.unchanged
@@ -570,7 +560,7 @@ def test_compressed_dumps_read_again_what_they_can_of_the_pages_they_need(
         make_dump().repack_multistream(new, v2, index, pages_per_stream=20, workers=1)
     else:
         v2.write_bytes(bz2.compress(new.read_bytes()))
-    db = _copy_graph(synth_base, tmp_path / "g.kuzu")  # the older version, as loaded
+    db = copy_graph(synth_base, tmp_path / "g.kuzu")  # the older version, as loaded
     chunk = 64 << 10 if layout == "multistream" else 1 << 20
     report = update_graph(v2, db, options=UpdateOptions(progress=False, chunk_bytes=chunk))
     assert report.relinked > 0 and report.relinked <= report.reparsed < report.unchanged
@@ -602,7 +592,7 @@ def test_kill_9_during_the_write_leaves_the_graph_then_the_rerun_finishes(
     synth_versions: tuple[Path, Path], synth_base: Path, synth_fresh: Path, tmp_path: Path
 ) -> None:
     new = synth_versions[1]
-    db, fresh = _copy_graph(synth_base, tmp_path / "g.kuzu"), synth_fresh
+    db, fresh = copy_graph(synth_base, tmp_path / "g.kuzu"), synth_fresh
     before = _snapshot(db)
     proc = subprocess.Popen(
         [*kg_agent_exe(), "update", str(new), "--db", str(db), "-q"],
@@ -858,7 +848,7 @@ def test_a_partial_export_reads_the_graph_by_key_as_it_reads_it_whole(
     export = write_dump(text, pages, tmp_path / "Special-Export.xml")
     reports = {}
     for skip in (True, False):
-        db = _copy_graph(base, tmp_path / f"skip-{skip}.kuzu")
+        db = copy_graph(base, tmp_path / f"skip-{skip}.kuzu")
         options = UpdateOptions(progress=False, skip_known=skip, deletions=("IBM", "Ada Lovelace"))
         reports[skip] = update_graph(export, db, options=options)
         assert ("known" in reports[skip].timings) is skip

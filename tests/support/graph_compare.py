@@ -3,6 +3,7 @@ against a fresh load of the same dump)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +74,12 @@ def assert_link_table_patched(db: Path) -> None:
         rebuilt = store.link_table()
         assert rebuilt is not None and rebuilt.made == "export"
         assert patched[_HEADER:] == rebuilt.path.read_bytes()[_HEADER:]
+
+
+def copy_graph(src: Path, dst: Path) -> Path:
+    """A closed graph copied (its file and its index folder), as ``cp -r`` would."""
+    shutil.copy2(src, dst)
+    shutil.copytree(
+        Path(f"{src}.indexes"), Path(f"{dst}.indexes"), ignore=shutil.ignore_patterns("load.lock")
+    )
+    return dst
