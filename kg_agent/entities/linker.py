@@ -51,6 +51,7 @@ from kg_agent.store import GraphReader
 __all__ = ["QuestionEntityLinker"]
 
 MAX_AUTOMATON_TITLES = 2_000_000
+_OFFERED = 10  # titles the full-text fallback reads a question against
 _FORMAT = 1
 
 
@@ -137,7 +138,7 @@ class QuestionEntityLinker:
             return sorted(found, key=lambda t: _position(lowered, t))
         # the automaton's rules (case, whole words, longest match, a name that goes on,
         # base names, years and kind words) over the titles the full-text index offers
-        offered = [title for title, _ in self.store.search_article_titles(question, k=10)]
+        offered = [title for title, _ in self.store.search_article_titles(question, k=_OFFERED)]
         if not offered:
             return []
         found = MentionMatcher(offered, ambiguous="all").find(question)
