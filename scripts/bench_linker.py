@@ -378,7 +378,9 @@ class _FtsStore(_TitlesStore):
         self.index = index
         self.n_titles = n_titles
 
-    def search_article_titles(self, text: str, k: int = 5) -> list[tuple[str, float]]:
+    def search_article_titles(
+        self, text: str, k: int = 5, *, with_text: bool = False
+    ) -> list[tuple[str, float]]:
         # as GraphReads.search_article_titles, every title a real article (no stubs)
         found = self.index.search_titles(text, max(4 * k, 20))
         found.sort(key=lambda ts: (-round(ts[1], 6), ts[0]))

@@ -13,11 +13,12 @@ Building the automaton reads every title once (``scripts/bench_linker.py``,
 realistic titles with 0.9 redirects each: 1M in ~25 s and ~0.65 GiB, 5M in
 ~170 s and ~3.1 GiB; a question then takes ~0.05-0.15 ms at any size). Above
 ``max_titles`` (a whole Wikipedia) the linker falls back to the title full-text
-index and runs the automaton's own rules over the ten titles it offers, a
-matcher built per question (~0.1 ms): case, whole words, the longest match, a
-name that goes on, base names, years and kind words, and the guards (no "Who",
-"The", "Film", "2006": without them ~40% of questions linked such a page at 1M
-titles). What it cannot see are redirects, which the title index does not hold.
+index and runs the automaton's own rules over the ten articles it offers (no
+stubs), a matcher built per question (~0.1 ms): case, whole words, the longest
+match, a name that goes on, base names, years and kind words, and the guards
+(no "Who", "The", "Film", "2006": without them ~40% of questions linked such a
+page at 1M titles). What it cannot see are redirects, which the title index does
+not hold.
 
 A built linker can be saved (:meth:`QuestionEntityLinker.save`) and given to
 a later process as ``saved=``: loading it skips both reading every title from
@@ -137,8 +138,10 @@ class QuestionEntityLinker:
             lowered = question.lower()
             return sorted(found, key=lambda t: _position(lowered, t))
         # the automaton's rules (case, whole words, longest match, a name that goes on,
-        # base names, years and kind words) over the titles the full-text index offers
-        offered = [title for title, _ in self.store.search_article_titles(question, k=_OFFERED)]
+        # base names, years and kind words) over the articles the full-text index offers
+        # (stubs left out, as the automaton leaves them out: they have no text to seed)
+        found_titles = self.store.search_article_titles(question, k=_OFFERED, with_text=True)
+        offered = [title for title, _ in found_titles]
         if not offered:
             return []
         found = MentionMatcher(offered, ambiguous="all").find(question)

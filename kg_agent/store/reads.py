@@ -377,12 +377,15 @@ class GraphReads:
             return (0.0, 0.0)
         return (float(rows[0][0]), float(rows[0][1]))
 
-    def search_article_titles(self, text: str, k: int = 5) -> list[tuple[str, float]]:
+    def search_article_titles(
+        self, text: str, k: int = 5, *, with_text: bool = False
+    ) -> list[tuple[str, float]]:
         """Articles whose titles match ``text`` (BM25 over title words), best first.
 
         Entity lookup for names that are neither a title nor a redirect. Ties
-        prefer real articles over stubs, then higher PageRank, then the title.
-        Returns nothing when the graph has no text index.
+        prefer real articles over stubs, then higher PageRank, then the title;
+        ``with_text`` leaves stubs out. Returns nothing when the graph has no text
+        index.
         """
         index = self.text_index()
         if index is None or k < 1:
@@ -394,7 +397,7 @@ class GraphReads:
                 "MATCH (a:Article {title: $t}) RETURN a.title, a.is_stub, a.pagerank", {"t": t}
             ):
                 info[str(title)] = (bool(stub), float(pr or 0.0))
-        ranked = [(t, sc) for t, sc in found if t in info]
+        ranked = [(t, sc) for t, sc in found if t in info and not (with_text and info[t][0])]
         ranked.sort(key=lambda ts: (-round(ts[1], 6), info[ts[0]][0], -info[ts[0]][1], ts[0]))
         return ranked[:k]
 

@@ -107,12 +107,16 @@ class MemoryGraph:
             return bare
         return next((c for c in names if c.lower() == bare.lower()), None)
 
-    def search_article_titles(self, text: str, k: int = 5) -> list[tuple[str, float]]:
+    def search_article_titles(
+        self, text: str, k: int = 5, *, with_text: bool = False
+    ) -> list[tuple[str, float]]:
         if not self._text_index or k < 1:
             return []
         asked = set(words(text))
         scored = []
         for t, a in self.articles.items():
+            if with_text and a.is_stub:
+                continue
             hit = len(asked & set(words(t)))
             if hit:
                 scored.append((t, hit / math.sqrt(len(words(t))), a))

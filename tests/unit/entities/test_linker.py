@@ -53,6 +53,8 @@ def test_the_full_text_fallback_wants_the_name_in_order(world_no_vectors: Memory
     assert linker.link("Who employed Anne Law at court?") == ["Anne Law"]
     # both words are in the question, but not as the name
     assert linker.link("Who was Anne Woodville's father-in-law?") == []
+    # a stub has no text to seed: the automaton leaves it out, and so does the fallback
+    assert linker.link("Which war film of 2009 was shot in Szamotuły?") == []
 
 
 def test_the_full_text_fallback_reads_its_titles_by_the_automaton_s_rules() -> None:
