@@ -373,10 +373,16 @@ def worker_load(
 class _FtsStore(_TitlesStore):
     """The full-text fallback's view of a graph: a tantivy index over the titles."""
 
-    def __init__(self, index: Any, n_titles: int) -> None:
+    def __init__(self, index: Any, titles: list[str], aliases: list[tuple[str, str]]) -> None:
         super().__init__([], [])
         self.index = index
-        self.n_titles = n_titles
+        self.n_titles = len(titles)
+        # what a graph looks up by key: a title, else a redirect's target
+        self.keys = set(titles)
+        self.redirects = {r: t for r, t in aliases if t in self.keys}
+
+    def resolve_title(self, title: str, *, with_text: bool = False) -> str | None:
+        return title if title in self.keys else self.redirects.get(title)
 
     def search_article_titles(
         self, text: str, k: int = 5, *, with_text: bool = False
@@ -392,7 +398,8 @@ def worker_fts(titles_path: Path, questions_path: Path, out_dir: Path) -> dict[s
     from kg_agent.entities.linker import QuestionEntityLinker
     from kg_agent.store.text_index import TextIndex
 
-    titles: list[str] = _load_titles(titles_path)["titles"]
+    loaded = _load_titles(titles_path)
+    titles: list[str] = loaded["titles"]
     questions = json.loads(questions_path.read_text())
     index = TextIndex(out_dir / "fts", create=True)
     t0 = time.perf_counter()
@@ -403,9 +410,9 @@ def worker_fts(titles_path: Path, questions_path: Path, out_dir: Path) -> dict[s
     writer.close()
     index.reload()
     index_s = time.perf_counter() - t0
-    n = len(titles)
-    del titles
-    linker = QuestionEntityLinker(_FtsStore(index, n), max_titles=0)  # type: ignore[arg-type]
+    store = _FtsStore(index, titles, loaded["aliases"])
+    del titles, loaded
+    linker = QuestionEntityLinker(store, max_titles=0)  # type: ignore[arg-type]
     res: dict[str, Any] = {"index_s": round(index_s, 1)}
     res.update(_time_links(linker, [q["question"] for q in questions], passes=1))
     return res

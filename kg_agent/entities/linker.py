@@ -13,12 +13,13 @@ Building the automaton reads every title once (``scripts/bench_linker.py``,
 realistic titles with 0.9 redirects each: 1M in ~25 s and ~0.65 GiB, 5M in
 ~170 s and ~3.1 GiB; a question then takes ~0.05-0.15 ms at any size). Above
 ``max_titles`` (a whole Wikipedia) the linker falls back to the title full-text
-index and runs the automaton's own rules over the ten articles it offers (no
-stubs), a matcher built per question (~0.1 ms): case, whole words, the longest
-match, a name that goes on, base names, years and kind words, and the guards
-(no "Who", "The", "Film", "2006": without them ~40% of questions linked such a
-page at 1M titles). What it cannot see are redirects, which the title index does
-not hold.
+index: its ten best articles (no stubs), and the articles the question's names
+are titles or redirects of (looked up by key), go through a matcher built per
+question (~0.1 ms) with the automaton's own rules: case, whole words, the
+longest match, a name that goes on, base names, years and kind words, and the
+guards (no "Who", "The", "Film", "2006": without them ~40% of questions linked
+such a page at 1M titles). On the eval graphs it ranks every dev question as
+the automaton does (docs/BENCHMARKS.md, "Entity linker at Wikipedia scale").
 
 A built linker can be saved (:meth:`QuestionEntityLinker.save`) and given to
 a later process as ``saved=``: loading it skips both reading every title from
@@ -40,13 +41,14 @@ import importlib.metadata
 import json
 import os
 import pickle
+import re
 import shutil
 import threading
 from pathlib import Path
 from typing import Any
 
 from kg_agent.entities import matcher as mentions
-from kg_agent.entities.matcher import MentionMatcher
+from kg_agent.entities.matcher import COMMON_WORDS, MentionMatcher, eligible_form
 from kg_agent.store import GraphReader
 
 __all__ = ["QuestionEntityLinker"]
@@ -139,14 +141,56 @@ class QuestionEntityLinker:
             return sorted(found, key=lambda t: _position(lowered, t))
         # the automaton's rules (case, whole words, longest match, a name that goes on,
         # base names, years and kind words) over the articles the full-text index offers
+        # and those the question's names are titles or redirects of, looked up by key
         # (stubs left out, as the automaton leaves them out: they have no text to seed)
         found_titles = self.store.search_article_titles(question, k=_OFFERED, with_text=True)
         offered = [title for title, _ in found_titles]
+        aliases: list[tuple[str, str]] = []
+        for span in _name_spans(question):
+            target = self.store.resolve_title(span, with_text=True)
+            if target is None:
+                continue
+            if target != span:
+                aliases.append((span, target))
+            if target not in offered:
+                offered.append(target)
         if not offered:
             return []
-        found = MentionMatcher(offered, ambiguous="all").find(question)
+        found = MentionMatcher(offered, aliases, ambiguous="all").find(question)
         lowered = question.lower()
         return sorted(found, key=lambda t: _position(lowered, t))
+
+
+#: A run of capitalised words, with the particles names hold between them.
+_NAME_RUN = re.compile(
+    r"\b[A-Z][\w'’.&-]*(?:\s+(?:(?:of|the|de|del|di|da|du|la|le|von|van|der|and|in|on)\s+)*"
+    r"[A-Z0-9][\w'’.&-]*)*"
+)
+_POSSESSIVE = re.compile(r"['’]s$")
+_MAX_SPAN_WORDS = 8
+_MAX_SPANS = 48
+_MIN_LENGTH = 4  # MentionMatcher's default
+
+
+def _name_spans(question: str) -> list[str]:
+    """The spans of the question a title or redirect may be written as: each run of
+    capitalised words and every part of it that starts and ends with a capitalised word
+    (at most eight words, 48 spans a question), each looked up by key."""
+    out: dict[str, None] = {}
+    for run in _NAME_RUN.finditer(question):
+        words = run.group(0).split()
+        for i in range(len(words)):
+            if not words[i][:1].isupper():
+                continue
+            for j in range(min(len(words), i + _MAX_SPAN_WORDS), i, -1):
+                last = words[j - 1]
+                if not (last[:1].isupper() or last[:1].isdigit()):
+                    continue
+                span = " ".join([*words[i : j - 1], _POSSESSIVE.sub("", last)]).rstrip(".,")
+                # what the automaton would never match ("What", "New") is not looked up
+                if eligible_form(span, _MIN_LENGTH, COMMON_WORDS):
+                    out[span] = None
+    return list(out)[:_MAX_SPANS]
 
 
 def _position(lowered_question: str, title: str) -> int:

@@ -264,15 +264,19 @@ class GraphReads:
         )
         return rows[0] if rows else None
 
-    def resolve_title(self, title: str) -> str | None:
-        """Canonical article title for a title or a redirect alias."""
-        if self._scalar("MATCH (a:Article {title: $t}) RETURN a.title", {"t": title}):
-            return title
-        target = self._scalar(
-            "MATCH (r:Redirect {title: $t})-[:REDIRECTS_TO]->(a:Article) RETURN a.title",
-            {"t": title},
-        )
-        return str(target) if target else None
+    def resolve_title(self, title: str, *, with_text: bool = False) -> str | None:
+        """Canonical article title for a title or a redirect alias (``with_text``: None
+        when that article is a stub)."""
+        rows = self._pk("MATCH (a:Article {title: $t}) RETURN a.title, a.is_stub", {"t": title})
+        if not rows:
+            rows = self._pk(
+                "MATCH (r:Redirect {title: $t})-[:REDIRECTS_TO]->(a:Article) "
+                "RETURN a.title, a.is_stub",
+                {"t": title},
+            )
+        if not rows or (with_text and rows[0][1]):
+            return None
+        return str(rows[0][0])
 
     def outgoing_links(self, title: str) -> list[tuple[str, int]]:
         rows = self._run(

@@ -508,13 +508,14 @@ def test_bad_settings(db: str, embedder: Embedder, no_key: None) -> None:
 def test_the_linker_s_full_text_fallback_links_as_the_automaton_on_a_real_graph(
     db: str,
 ) -> None:
-    """Above 2M titles (a whole Wikipedia) questions are linked through the title index;
-    on the sample's real graph it links every title as the automaton does, and no stub."""
+    """Above 2M titles (a whole Wikipedia) questions are linked through the title index
+    and lookups by key; on the sample's real graph that links every title and redirect as
+    the automaton does, and no stub."""
     from kg_agent.entities import QuestionEntityLinker
     from kg_agent.store import GraphStore
 
     with GraphStore.open(db, read_only=True) as store:
-        titles, _ = store.entity_names()
+        titles, redirects = store.entity_names()
         (stub,) = store.query("MATCH (a:Article) WHERE a.is_stub RETURN a.title AS t LIMIT 1")
         automaton = QuestionEntityLinker(store)
         fallback = QuestionEntityLinker(store, max_titles=0)
@@ -523,6 +524,10 @@ def test_the_linker_s_full_text_fallback_links_as_the_automaton_on_a_real_graph(
             question = f"What did {first} have to do with {second}?"
             assert fallback.link(question) == automaton.link(question), question
             assert first in fallback.link(question), question
+        assert redirects
+        for alias, target in redirects:
+            question = f"What did {alias} do?"
+            assert fallback.link(question) == automaton.link(question) == [target], question
         named_stub = f"Where is {stub['t']}?"
         assert stub["t"] not in fallback.link(named_stub)
         assert fallback.link(named_stub) == automaton.link(named_stub)

@@ -93,10 +93,11 @@ class MemoryGraph:
         aliases = [(r, t) for r, t in self.redirects.items() if t in real]
         return real, aliases
 
-    def resolve_title(self, title: str) -> str | None:
-        if title in self.articles:
-            return title
-        return self.redirects.get(title)
+    def resolve_title(self, title: str, *, with_text: bool = False) -> str | None:
+        found = title if title in self.articles else self.redirects.get(title)
+        if found is None or (with_text and found in self.articles and self.articles[found].is_stub):
+            return None
+        return found
 
     def resolve_category(self, name: str) -> str | None:
         names = sorted({c for a in self.articles.values() for c in a.categories})

@@ -55,6 +55,9 @@ def test_the_full_text_fallback_wants_the_name_in_order(world_no_vectors: Memory
     assert linker.link("Who was Anne Woodville's father-in-law?") == []
     # a stub has no text to seed: the automaton leaves it out, and so does the fallback
     assert linker.link("Which war film of 2009 was shot in Szamotuły?") == []
+    # a redirect is not in the title index: the question's names are looked up by key
+    assert linker.link("Where did Braunek teach?") == ["Małgorzata Braunek"]
+    assert linker.link("Who directed PRW?") == ["Polish-Russian War (film)"]
 
 
 def test_the_full_text_fallback_reads_its_titles_by_the_automaton_s_rules() -> None:
