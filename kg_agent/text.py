@@ -20,9 +20,11 @@ import unicodedata
 
 __all__ = [
     "FUNCTION_WORDS",
+    "NAME_PARTICLES",
     "QUOTES",
     "SENTENCE_BREAK",
     "STOP_WORDS",
+    "UPPER",
     "content_tokens",
     "content_words",
     "fold",
@@ -139,6 +141,14 @@ FUNCTION_WORDS: frozenset[str] = frozenset(
 
 #: Quote marks stripped around a name.
 QUOTES = "\"'`“”‘’«»"
+
+#: The lower-case words a name holds between its capitalised ones ("Henriette of France",
+#: "Piero della Francesca", "Ludwig van Beethoven"), as a regex alternation.
+NAME_PARTICLES = "of|the|de|del|della|des|di|da|dos|du|la|le|von|van|der|den|y|zu"
+
+#: A capital letter of any script, as a regex class ("Škoda", "Łódź", "Émile" open a name
+#: as "Paris" does; Python's ``re`` has no ``\p{Lu}``).
+UPPER = "[" + "".join(re.escape(c) for c in map(chr, range(0x10000)) if c.isupper()) + "]"
 
 _WORD = re.compile(r"\w+")
 _CONTENT = re.compile(r"[\w'’-]+", re.UNICODE)

@@ -39,7 +39,7 @@ from kg_agent.answering.question import (
 )
 from kg_agent.answering.spans import Span, dates, lifespan, names, numbers, year_of
 from kg_agent.retrieval.base import Evidence
-from kg_agent.text import STOP_WORDS, content_tokens, fold
+from kg_agent.text import NAME_PARTICLES, STOP_WORDS, UPPER, content_tokens, fold
 
 __all__ = ["SUPPORT_THRESHOLD", "OfflineReading", "Sentence", "read_evidence"]
 
@@ -315,11 +315,12 @@ def _chain(ctx: Context, ranked: Sequence[Sentence], chosen: list[Sentence]) -> 
 #: between them ("Henriette of France", "Ludwig van Beethoven"); "and", commas and
 #: other words end it. A capitalised word's lower-case hyphenated tail ("Lyric Street
 #: Records-affiliated") is not part of the name.
-_NAME = re.compile(
-    r"\b[A-Z][\w']*(?:-[A-Z][\w']*)*"
-    r"(?:\s+(?:(?:of|the|de|del|della|di|da|du|la|le|von|van|der|den)\s+)*[A-Z][\w']*(?:-[A-Z][\w']*)*)*"
-)
-_NAME_WORD = re.compile(r"\b[A-Z][\w']+")
+_CAP = rf"{UPPER}[\w']*(?:-{UPPER}[\w']*)*"
+_NAME = re.compile(rf"\b{_CAP}(?:\s+(?:(?:{NAME_PARTICLES})\s+)*{_CAP})*")
+_NAME_WORD = re.compile(rf"\b{UPPER}[\w']+")
+#: A question written in capitals word by word ("Who Died Later, A Or B?") has no runs
+#: to read names from: above this share of capitalised words, each counts alone.
+_HEADLINE_SHARE = 0.8
 
 
 def _support(ctx: Context) -> float:
@@ -337,10 +338,16 @@ def _support(ctx: Context) -> float:
         return 0.0
     share = sum(f" {w} " in hay for w in qwords) / len(qwords)
     found: list[bool] = []
-    for m in _NAME.finditer(question):
-        words = [w.group(0) for w in _NAME_WORD.finditer(m.group(0)) if m.start() + w.start() > 0]
-        if words:
-            found.append(all(spaced(w) in hay for w in words))
+    caps = [w.group(0) for w in _NAME_WORD.finditer(question) if w.start() > 0]
+    if len(caps) >= _HEADLINE_SHARE * max(1, len(question.split()) - 1):
+        found = [spaced(w) in hay for w in caps]  # headline case: word by word
+    else:
+        for m in _NAME.finditer(question):
+            words = [
+                w.group(0) for w in _NAME_WORD.finditer(m.group(0)) if m.start() + w.start() > 0
+            ]
+            if words:
+                found.append(all(spaced(w) in hay for w in words))
     names_share = sum(found) / len(found) if found else share
     return round((share + names_share) / 2, 4)
 

@@ -50,6 +50,7 @@ from typing import Any
 from kg_agent.entities import matcher as mentions
 from kg_agent.entities.matcher import COMMON_WORDS, MentionMatcher, eligible_form
 from kg_agent.store import GraphReader
+from kg_agent.text import NAME_PARTICLES, UPPER
 
 __all__ = ["QuestionEntityLinker"]
 
@@ -161,10 +162,11 @@ class QuestionEntityLinker:
         return sorted(found, key=lambda t: _position(lowered, t))
 
 
-#: A run of capitalised words, with the particles names hold between them.
+#: A run of capitalised words, with the particles names hold between them (and the
+#: words titles hold: "Pride and Prejudice", "Death in Venice").
 _NAME_RUN = re.compile(
-    r"\b[A-Z][\w'’.&-]*(?:\s+(?:(?:of|the|de|del|di|da|du|la|le|von|van|der|and|in|on)\s+)*"
-    r"[A-Z0-9][\w'’.&-]*)*"
+    rf"\b{UPPER}[\w'’.&-]*(?:\s+(?:(?:{NAME_PARTICLES}|and|in|on)\s+)*"
+    rf"(?:{UPPER}|[0-9])[\w'’.&-]*)*"
 )
 _POSSESSIVE = re.compile(r"['’]s$")
 _MAX_SPAN_WORDS = 8
@@ -174,8 +176,10 @@ _MIN_LENGTH = 4  # MentionMatcher's default
 
 def _name_spans(question: str) -> list[str]:
     """The spans of the question a title or redirect may be written as: each run of
-    capitalised words and every part of it that starts and ends with a capitalised word
-    (at most eight words, 48 spans a question), each looked up by key."""
+    capitalised words and every part of it that starts with a capitalised word and ends
+    with one or a number (at most eight words, 48 spans a question, in the order
+    written), each looked up by key; a final full stop is tried with and without ("U.S.",
+    "Washington, D.C.")."""
     out: dict[str, None] = {}
     for run in _NAME_RUN.finditer(question):
         words = run.group(0).split()
@@ -186,11 +190,14 @@ def _name_spans(question: str) -> list[str]:
                 last = words[j - 1]
                 if not (last[:1].isupper() or last[:1].isdigit()):
                     continue
-                span = " ".join([*words[i : j - 1], _POSSESSIVE.sub("", last)]).rstrip(".,")
-                # what the automaton would never match ("What", "New") is not looked up
-                if eligible_form(span, _MIN_LENGTH, COMMON_WORDS):
-                    out[span] = None
-    return list(out)[:_MAX_SPANS]
+                span = " ".join([*words[i : j - 1], _POSSESSIVE.sub("", last)]).rstrip(",")
+                for form in dict.fromkeys((span, span.rstrip("."))):
+                    # what the automaton would never match ("What", "New") is not looked up
+                    if eligible_form(form, _MIN_LENGTH, COMMON_WORDS):
+                        out[form] = None
+                        if len(out) == _MAX_SPANS:
+                            return list(out)
+    return list(out)
 
 
 def _position(lowered_question: str, title: str) -> int:

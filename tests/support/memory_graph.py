@@ -95,9 +95,9 @@ class MemoryGraph:
 
     def resolve_title(self, title: str, *, with_text: bool = False) -> str | None:
         found = title if title in self.articles else self.redirects.get(title)
-        if found is None or (with_text and found in self.articles and self.articles[found].is_stub):
-            return None
-        return found
+        if found is None or found not in self.articles:
+            return None  # a redirect to no article resolves to nothing, as in Kùzu
+        return None if with_text and self.articles[found].is_stub else found
 
     def resolve_category(self, name: str) -> str | None:
         names = sorted({c for a in self.articles.values() for c in a.categories})

@@ -163,6 +163,12 @@ def test_a_name_counts_as_found_only_when_all_of_it_is() -> None:
     # a name's particles join it, its lower-case hyphenated tail does not
     tail = read_evidence("Which Soviet Armenian-born composer died in Moscow in 1978?", items)
     assert tail.answerable
+    # a question in capitals word by word has no runs to read names from: each word counts
+    for headline in (
+        "Who Died Later, Aram Khachaturian Or Hamo Beknazarian?",
+        "WHO DIED LATER, ARAM KHACHATURIAN OR HAMO BEKNAZARIAN?",
+    ):
+        assert read_evidence(headline, items).answerable, headline
 
 
 def test_a_name_is_not_extended_by_the_question_s_verb() -> None:
