@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Literal
 
 import ahocorasick
@@ -145,6 +145,7 @@ _PAREN = re.compile(r"^(.*?\S)\s+\(([^()]*)\)$")
 _TITLE, _ALIAS, _BASE = 3, 2, 1  # priority when two forms read the same
 
 Ambiguity = Literal["none", "all"]
+Entry = tuple[str, int, tuple[int, ...]]  # (form, priority, canonical title ids)
 
 
 def _lower(s: str) -> str:
@@ -270,6 +271,7 @@ class MentionMatcher:
         case_insensitive: bool = True,
         spelling_variants: bool = True,
         common_words: Collection[str] = COMMON_WORDS,
+        patchable: bool = False,
     ) -> None:
         if ambiguous not in ("none", "all"):
             raise ValueError(f"ambiguous must be 'none' or 'all', not {ambiguous!r}")
@@ -285,10 +287,25 @@ class MentionMatcher:
         self._common = common_words
         # Side table: forms that several titles (or spellings) share one key.
         # Each entry: tuple of (form, priority, canonical title ids).
-        self._side: list[list[tuple[str, int, tuple[int, ...]]]] = []
+        self._side: list[list[Entry]] = []
         self._automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)
+        # ``patchable``: every form each key was offered, where a key was offered more
+        # than one (form, priority, title id, redirect index or -1), so that a later
+        # change of names can recompute that key (kg_agent.entities.overlay)
+        self._offers: dict[str, list[tuple[str, int, int, int]]] | None = {} if patchable else None
+        # aliases that came from ``aliases`` (the rest are spelling variants); until
+        # those are all in, every alias is one
+        self._n_redirects = 1 << 62
+        self._rules = base_names and spelling_variants  # the rules an overlay repeats
+        # keys an overlay decides instead (kg_agent.entities.overlay), its automaton of
+        # those it gives entries, and the entries (the automaton's values index them)
+        self._overlay: frozenset[str] = frozenset()
+        self._overlaid = False
+        self._delta: ahocorasick.Automaton | None = None
+        self._delta_entries: list[list[Entry]] = []
 
-        n = len(self._titles)
+        # values past the built titles are aliases (an overlay appends titles after)
+        n = self._n_built = len(self._titles)
         if n >= 1 << 28:
             raise ValueError("too many titles for one matcher (limit 268M)")
         for i, title in enumerate(self._titles):
@@ -301,6 +318,7 @@ class MentionMatcher:
                 if tid is not None:
                     self._add_alias(alias.strip(), tid)
             del index
+        self._n_redirects = len(self._alias_forms)
         for i, title in enumerate(self._titles):
             base = base_name(title) if base_names else None
             if base is not None:
@@ -319,7 +337,7 @@ class MentionMatcher:
     def _add_alias(self, alias: str, tid: int) -> None:
         if alias == self._titles[tid] or not eligible_form(alias, self._min_length, self._common):
             return
-        j = len(self._titles) + len(self._alias_forms)
+        j = self._n_built + len(self._alias_forms)
         self._alias_forms.append(alias)
         self._alias_target.append(tid)
         self._add(alias, _ALIAS, tid, j << 2)
@@ -332,17 +350,13 @@ class MentionMatcher:
         if old is None:
             self._automaton.add_word(key, simple)
             return
+        if self._offers is not None:
+            offers = self._offers.get(key)
+            if offers is None:
+                offers = self._offers[key] = [self._offer_of(old)]
+            offers.append((form, prio, target, self._redirect_of(simple)))
         entries = self._entries(old)
-        for k, (f, p, targets) in enumerate(entries):
-            if f != form:
-                continue
-            if prio > p:
-                entries[k] = (form, prio, (target,))
-            elif prio == p and all(self._titles[t] != self._titles[target] for t in targets):
-                entries[k] = (form, p, (*targets, target))
-            break
-        else:
-            entries.append((form, prio, (target,)))
+        merge_offer(entries, form, prio, target, self._titles)
         if old & 1:
             self._side[old >> 2] = entries
         elif len(entries) == 1 and entries[0][2] == (target,) and entries[0][1] == prio:
@@ -353,7 +367,17 @@ class MentionMatcher:
             self._side.append(entries)
             self._automaton.add_word(key, ((len(self._side) - 1) << 2) | 1)
 
-    def _entries(self, value: int) -> list[tuple[str, int, tuple[int, ...]]]:
+    def _redirect_of(self, simple: int) -> int:
+        """The redirect index of a simple value's alias, or -1 (a title, base or variant)."""
+        j = (simple >> 2) - self._n_built
+        return j if 0 <= j < self._n_redirects else -1
+
+    def _offer_of(self, simple: int) -> tuple[str, int, int, int]:
+        """The one offer a key held before a second came (its value is simple)."""
+        form, tid, prio = self._decode(simple)
+        return (form, prio, tid, self._redirect_of(simple))
+
+    def _entries(self, value: int) -> list[Entry]:
         if value & 1:
             return list(self._side[value >> 2])
         form, tid, prio = self._decode(value)
@@ -362,7 +386,7 @@ class MentionMatcher:
     def _decode(self, value: int) -> tuple[str, int, int]:
         """(form, canonical title id, priority) of a simple automaton value."""
         idx = value >> 2
-        n = len(self._titles)
+        n = self._n_built
         if idx >= n:
             return self._alias_forms[idx - n], self._alias_target[idx - n], _ALIAS
         title = self._titles[idx]
@@ -425,13 +449,8 @@ class MentionMatcher:
         low = _lower(text)
         size = len(text)
         spans: list[tuple[int, int, tuple[int, ...], int]] = []
-        for end, value in self._automaton.iter(low):
-            if value & 1:
-                entries = self._side[value >> 2]
-                length = len(entries[0][0])
-            else:
-                form, tid, prio = self._decode(value)
-                length = len(form)
+        for end, entries, form, tid, prio in self._hits(low):
+            length = len(entries[0][0]) if entries else len(form)
             start = end - length + 1
             stop = end + 1
             if (start > 0 and _joined_left(text, start - 1)) or (
@@ -439,7 +458,7 @@ class MentionMatcher:
             ):
                 continue
             span = text[start:stop]
-            if value & 1:
+            if entries:
                 targets, prio = self._resolve(span, entries)
                 if not targets:
                     continue
@@ -457,6 +476,26 @@ class MentionMatcher:
                     targets = self._by_kind(text, start, stop, targets)
             spans.append((start, stop, targets, prio))
         return spans
+
+    def _hits(self, low: str) -> Iterator[tuple[int, list[Entry] | None, str, int, int]]:
+        """(end, entries or None, form, title id, priority) of every key found in
+        the lower-cased text: a side key gives its entries, a simple one its form; keys an
+        overlay decides come from its automaton instead (always as entries)."""
+        overlay = self._overlay
+        for end, value in self._automaton.iter(low):
+            if value & 1:
+                entries = self._side[value >> 2]
+                if overlay and low[end - len(entries[0][0]) + 1 : end + 1] in overlay:
+                    continue
+                yield end, entries, "", -1, 0
+            else:
+                form, tid, prio = self._decode(value)
+                if overlay and low[end - len(form) + 1 : end + 1] in overlay:
+                    continue
+                yield end, None, form, tid, prio
+        if self._delta is not None:
+            for end, index in self._delta.iter(low):
+                yield end, self._delta_entries[index], "", -1, 0
 
     def _select(
         self, spans: list[tuple[int, int, tuple[int, ...], int]], size: int
@@ -568,6 +607,22 @@ class MentionMatcher:
                 if low not in self._common and low not in _PREFIX_WORDS:
                     return True
         return False
+
+
+def merge_offer(entries: list[Entry], form: str, prio: int, target: int, titles: list[str]) -> None:
+    """Offer ``form`` (of title id ``target``) to a key's entries, in place: a form
+    already there keeps its higher priority or, at the same one, gains the title; a
+    new form is appended. The build and an overlay's recomputed keys both go through
+    here, in the same order of offers, so they agree."""
+    for k, (f, p, targets) in enumerate(entries):
+        if f != form:
+            continue
+        if prio > p:
+            entries[k] = (form, prio, (target,))
+        elif prio == p and all(titles[t] != titles[target] for t in targets):
+            entries[k] = (form, p, (*targets, target))
+        return
+    entries.append((form, prio, (target,)))
 
 
 def _name_goes_on(text: str, stop: int) -> bool:

@@ -60,6 +60,7 @@ from kg_agent.store.indexes import (
     carry_linker_over,
     finalize_indexes,
     save_linker_apart,
+    save_linker_changes_apart,
     sync_text_index,
 )
 from kg_agent.store.integrity import write_checksums
@@ -633,8 +634,8 @@ def finish_indexes(
     step = "entity_linker"
     if linker_was is not None and carry_linker_over(db_path, linker_was):
         step = "entity_linker_carried_over"
-    else:
-        save_linker_apart(db_path)
+    elif save_linker_changes_apart(db_path):
+        step = "entity_linker_overlaid"
     steps[step] = round(time.perf_counter() - t0, 3)
     return steps
 

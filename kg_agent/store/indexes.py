@@ -181,6 +181,20 @@ def save_linker_apart(db_path: str) -> bool:
         return save_linker(store)
 
 
+def save_linker_changes_apart(db_path: str) -> bool:
+    """After a write that changed names: the saved linker brought up to the graph by an
+    overlay of what changed when it can take one, else built again (as
+    :func:`save_linker_apart`). Returns whether an overlay was saved."""
+    from kg_agent.entities.linker import QuestionEntityLinker
+
+    with GraphStore.open(db_path, read_only=True, buffer_pool_mb=_LINKER_POOL_MB) as store:
+        path = store.linker_path()
+        linker = QuestionEntityLinker(store)
+        if path is None or not linker.uses_automaton():
+            return False
+        return linker.save_changes(path)
+
+
 def linker_key(store: GraphStore) -> str | None:
     """The key a saved linker of the graph must have now (None: a graph too large for
     the automaton, whose questions use the full-text fallback)."""

@@ -50,6 +50,7 @@ SCRIPTS: dict[str, tuple[str, str]] = {
         "--sizes 0 --persist-sizes= --pickle-sizes= --fts-sizes 0 --limit 5 --workdir {work}",
         "sizes",
     ),
+    "bench_linker_overlay": ("--sizes 2000 --rates 0.01", "rows"),
     "bench_embed": (
         "--data {data}/multihop/2wikimultihopqa --limit 40 --rounds 1 --sample 16 --settings naive",
         "results",

@@ -900,17 +900,38 @@ def test_an_update_that_changes_no_name_carries_the_linker_over(
         "What did Charles Babbage design, and what did Alan Turing write about it?",
         "Where was Tommy Flowers when he built Colossus?",
     ]
+    path = _saved_linker_links_as_a_build(db, questions)
+    # a new article is a new name: an overlay of it is saved beside the linker
+    export = write_dump(text, [BABBAGE_ARTICLE], tmp_path / "Special-Export-2.xml")
+    report = update_graph(export, db, options=UpdateOptions(progress=False))
+    assert report.added == 1 and "index.entity_linker_overlaid" in report.timings
+    questions.append("What did Babbage build?")
+    assert _saved_linker_links_as_a_build(db, questions) == path
+    with GraphStore.open(db, read_only=True) as store:
+        assert "Babbage" in QuestionEntityLinker(store, saved=path).link(questions[-1])
+    # edits again: the overlay is carried over, the file under it untouched
+    base_bytes = path.read_bytes()
+    export = write_dump(text, pages_of(text, {"103"}), tmp_path / "Special-Export-3.xml")
+    report = update_graph(export, db, options=UpdateOptions(progress=False))
+    assert not report.added and "index.entity_linker_carried_over" in report.timings
+    assert path.read_bytes() == base_bytes
+    _saved_linker_links_as_a_build(db, questions)
+
+
+def _saved_linker_links_as_a_build(db: Path, questions: list[str]) -> Path:
+    """Assert that the linker saved with the graph (and its overlay, if any) serves it,
+    and links ``questions`` as a build does; returns where it is saved."""
+    from kg_agent.entities import QuestionEntityLinker
+
     with GraphStore.open(db, read_only=True) as store:
         path = store.linker_path()
+        assert path is not None
         saved = QuestionEntityLinker(store, saved=path)
         built = QuestionEntityLinker(store)
         assert [saved.link(q) for q in questions] == [built.link(q) for q in questions]
-        assert saved.loaded_from == path, "the carried file serves the updated graph"
+        assert saved.loaded_from == path, "the saved file (and its overlay) serve the graph"
         assert any(saved.link(q) for q in questions)
-    # a new article is a new name: the linker is built again
-    export = write_dump(text, [BABBAGE_ARTICLE], tmp_path / "Special-Export-2.xml")
-    report = update_graph(export, db, options=UpdateOptions(progress=False))
-    assert report.added == 1 and "index.entity_linker" in report.timings
+    return path
 
 
 def test_a_partial_export_follows_moves_and_redirects(newer: Path, tmp_path: Path) -> None:

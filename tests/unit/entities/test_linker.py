@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kg_agent.entities import QuestionEntityLinker
 from kg_agent.store import GraphReader
 from tests.support.memory_graph import MemoryArticle, MemoryGraph
@@ -126,3 +128,56 @@ def test_a_saved_linker_carried_over_to_a_new_key_serves_it_unchanged(
     assert carried is not None
     for q in ("Who wrote Dark River?", "Where did Braunek teach?"):
         assert carried.find(q) == linker._matcher.find(q)  # type: ignore[union-attr]
+
+
+def test_a_change_of_names_is_saved_as_an_overlay_that_links_as_a_build(
+    world_no_vectors: MemoryGraph, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kg_agent.entities import overlay
+    from kg_agent.entities.linker import _overlay_path, _read, _read_saved, carry_over
+
+    monkeypatch.setattr(overlay, "MAX_CHANGED_SHARE", 0.5)  # a small graph's few names
+    world = world_no_vectors
+    graph = MemoryGraph(world.articles.values(), redirects=world.redirects)  # a copy
+    path = tmp_path / "linker.pkl"
+    QuestionEntityLinker(graph).save(path)
+    base = path.read_bytes()
+    # an article added with a redirect to it, one deleted, a redirect moved
+    graph.articles["Dark River (1990 film)"] = MemoryArticle(
+        "Dark River (1990 film)", [("", "Dark River is a 1990 film.")]
+    )
+    graph.redirects["Zulawski"] = "Dark River (1990 film)"
+    del graph.articles["Dark River (novel)"]
+    graph.redirects["Braunek"] = "Polish-Russian War (film)"
+    changed = QuestionEntityLinker(graph)
+    assert changed.save_changes(path), "a few names changed: an overlay"
+    assert path.read_bytes() == base, "the saved linker under it is left as it was"
+    saved = QuestionEntityLinker(graph, saved=path)
+    built = QuestionEntityLinker(graph)
+    questions = [
+        "Who wrote Dark River?",
+        "Was the 1990 film Dark River shot by Zulawski?",
+        "Where did Braunek teach?",
+        "Did Dorota Masłowska write the novel behind Polish-Russian War?",
+    ]
+    assert [saved.link(q) for q in questions] == [built.link(q) for q in questions]
+    assert saved.loaded_from == path
+    assert sorted(saved.link("Who wrote Dark River?")) == [
+        "Dark River (1990 film)",
+        "Dark River (film)",
+    ]
+    # edits alone later: the overlay is re-labelled, the file under it untouched
+    assert carry_over(path, changed.key(), "after edits")
+    assert path.read_bytes() == base
+    carried = _read_saved(path, "after edits")
+    assert carried is not None
+    assert [carried.find(q) for q in questions] == [
+        built._matcher.find(q)  # type: ignore[union-attr]
+        for q in questions
+    ]
+    # most names changed: a new build replaces the file, and its old overlay goes
+    for n in range(40):
+        graph.articles[f"Film Number {n}"] = MemoryArticle(f"Film Number {n}", [("", "A film.")])
+    assert not QuestionEntityLinker(graph).save_changes(path)
+    assert not _overlay_path(path).exists()
+    assert _read(path, QuestionEntityLinker(graph).key()) is not None
