@@ -181,3 +181,27 @@ def test_a_change_of_names_is_saved_as_an_overlay_that_links_as_a_build(
     assert not QuestionEntityLinker(graph).save_changes(path)
     assert not _overlay_path(path).exists()
     assert _read(path, QuestionEntityLinker(graph).key()) is not None
+
+
+def test_a_damaged_or_stale_overlay_is_never_laid_over_the_wrong_linker(
+    world_no_vectors: MemoryGraph, tmp_path: Path
+) -> None:
+    from kg_agent.entities.linker import _dump, _overlay_path, _read_saved
+    from kg_agent.entities.overlay import Overlay
+
+    linker = QuestionEntityLinker(world_no_vectors)
+    path = tmp_path / "linker.pkl"
+    linker.save(path)
+    key = linker.key()
+    question = "Where did Braunek teach?"
+    _overlay_path(path).write_bytes(b"\x80\x05 not a pickle")  # torn or damaged
+    matcher = _read_saved(path, key)
+    assert matcher is not None and matcher.find(question) == {"Małgorzata Braunek": 1}
+    assert _read_saved(path, "another key") is None
+    # an overlay made for another saved linker than the one beside it serves nothing
+    empty = Overlay(titles=(), keys=(), entries=(), changed=0)
+    _dump(_overlay_path(path), "newer", "some other linker", empty)
+    assert _read_saved(path, "newer") is None
+    _dump(_overlay_path(path), "newer", key, empty)
+    matcher = _read_saved(path, "newer")
+    assert matcher is not None and matcher.find(question) == {"Małgorzata Braunek": 1}
