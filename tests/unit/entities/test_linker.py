@@ -109,14 +109,21 @@ def test_the_full_text_fallback_reads_its_titles_by_the_automaton_s_rules() -> N
         assert sorted(fallback.link(question)) == sorted(linked), question
 
 
-def test_a_saved_linker_carried_over_to_a_new_key_serves_it_unchanged(
-    world_no_vectors: MemoryGraph, tmp_path: Path
-) -> None:
-    from kg_agent.entities.linker import _read, carry_over
-
+@pytest.fixture
+def saved(world_no_vectors: MemoryGraph, tmp_path: Path) -> tuple[QuestionEntityLinker, Path]:
+    """The world's linker, built and saved."""
     linker = QuestionEntityLinker(world_no_vectors)
     path = tmp_path / "linker.pkl"
     linker.save(path)
+    return linker, path
+
+
+def test_a_saved_linker_carried_over_to_a_new_key_serves_it_unchanged(
+    saved: tuple[QuestionEntityLinker, Path], tmp_path: Path
+) -> None:
+    from kg_agent.entities.linker import _read, carry_over
+
+    linker, path = saved
     was = linker.key()
     before = path.read_bytes()
     assert not carry_over(path, "another graph", "new"), "built for another key: left alone"
@@ -184,14 +191,12 @@ def test_a_change_of_names_is_saved_as_an_overlay_that_links_as_a_build(
 
 
 def test_a_damaged_or_stale_overlay_is_never_laid_over_the_wrong_linker(
-    world_no_vectors: MemoryGraph, tmp_path: Path
+    saved: tuple[QuestionEntityLinker, Path],
 ) -> None:
     from kg_agent.entities.linker import _dump, _overlay_path, _read_saved
     from kg_agent.entities.overlay import Overlay
 
-    linker = QuestionEntityLinker(world_no_vectors)
-    path = tmp_path / "linker.pkl"
-    linker.save(path)
+    linker, path = saved
     key = linker.key()
     question = "Where did Braunek teach?"
     _overlay_path(path).write_bytes(b"\x80\x05 not a pickle")  # torn or damaged
