@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from operator import itemgetter
 
 import ahocorasick
 
@@ -100,15 +99,16 @@ def make_overlay(
         )
     )
     given = set(aliases)
-    dangling = {t for t in set(map(itemgetter(1), given)) - now if t.strip() not in now}
-    if dangling:  # a redirect to no title offers nothing
-        given = {p for p in given if p[1] not in dangling}
     new_pairs = set()
     for alias, target in given - old_pairs.keys():
         a, t = alias.strip(), target.strip()
         if t in now and a != t and eligible_form(a, base._min_length, base._common):
             new_pairs.add((a, t))
     removed_pairs = {old_pairs[p] for p in old_pairs.keys() - given - new_pairs}
+    gone = {have[t] for t in removed_titles}
+    if gone:  # a redirect to a title that went offers nothing, even when still given
+        targets = base._alias_target
+        removed_pairs.update(j for j in range(nr) if targets[j] in gone)
     added_pairs = sorted(new_pairs - old_pairs.keys())
     changed = len(removed_titles) + len(added) + len(removed_pairs) + len(added_pairs)
     share = MAX_CHANGED_SHARE if max_share is None else max_share
@@ -134,7 +134,6 @@ def make_overlay(
         new_offers.setdefault(_lower(alias), []).append(offer)
     dirty.update(new_offers)
 
-    gone = {have[t] for t in removed_titles}
     new_pair_names = dict(enumerate(added_pairs, start=base._n_redirects))
     keys = sorted(dirty)
     entries: list[tuple[Entry, ...]] = []
