@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import pickle
 import random
 import statistics
 import sys
@@ -97,8 +96,9 @@ def run(size: int, rate: float, work: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     assert L._save_overlay(path, "now", now, now_aliases), "too many names changed"
     overlay_s = time.perf_counter() - t0
-    with open(L._overlay_path(path), "rb") as fh:
-        overlay = [pickle.load(fh) for _ in range(3)][2]
+    saved = L._read_overlay(path, "now")
+    assert saved is not None
+    overlay = saved[1]
 
     loads: dict[str, list[float]] = {"base": [], "now": []}
     for _ in range(3):  # alternately, the median of three: a load's time is noisy

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from kg_agent.entities import matcher as mentions
+from kg_agent.entities import overlay as overlay_rules
 from kg_agent.entities.matcher import COMMON_WORDS, MentionMatcher, eligible_form
 from kg_agent.entities.overlay import Overlay, apply_overlay, make_overlay
 from kg_agent.store import GraphReader
@@ -135,9 +136,11 @@ class QuestionEntityLinker:
         self._ensure()
         if self._matcher is None:
             raise ValueError("this linker uses the full-text fallback: no automaton to save")
-        _write(Path(path), self._matcher, self._key())
+        # the old file's overlay goes first: left beside the new file by a crash, it could
+        # carry the key the new file is written for
         with contextlib.suppress(FileNotFoundError):
-            _overlay_path(Path(path)).unlink()  # an overlay of the old file matches no key
+            _overlay_path(Path(path)).unlink()
+        _write(Path(path), self._matcher, self._key())
 
     def save_changes(self, path: str | os.PathLike[str]) -> bool:
         """Bring the linker saved at ``path`` up to the graph: only what changed in its
@@ -228,12 +231,12 @@ def _name_spans(question: str) -> list[str]:
 
 
 def _build(titles: list[str], aliases: list[tuple[str, str]]) -> MentionMatcher:
-    """The matcher of the graph's names, offered in sorted order so that a later
-    change of names can be laid over it (:mod:`kg_agent.entities.overlay`)."""
+    """The matcher of the graph's names, once each, offered in sorted order so that a
+    later change of names can be laid over it (:mod:`kg_agent.entities.overlay`)."""
     with _no_gc():
         return MentionMatcher(
-            sorted(t.strip() for t in titles),
-            sorted((a.strip(), t.strip()) for a, t in aliases),
+            sorted({t.strip() for t in titles}),
+            sorted({(a.strip(), t.strip()) for a, t in aliases}),
             ambiguous="all",
             patchable=True,
         )
@@ -250,9 +253,21 @@ def _position(lowered_question: str, title: str) -> int:
 
 @functools.cache
 def _rules_digest() -> str:
-    """Digest of mentions.py: a change to the matching rules invalidates saved files."""
-    src = mentions.__file__
-    return hashlib.sha256(Path(src).read_bytes() if src else b"").hexdigest()[:16]
+    """Digest of the matching rules (matcher.py, and overlay.py which repeats them): a
+    change to either invalidates saved files and their overlays."""
+    digest = hashlib.sha256()
+    for module in (mentions, overlay_rules):
+        src = module.__file__
+        digest.update(Path(src).read_bytes() if src else b"")
+    return digest.hexdigest()[:16]
+
+
+@functools.cache
+def _build_identity() -> str:
+    """What a saved matcher's code must be for an update to lay an overlay over it: the
+    graph's part of the key aside (the format, the rules, pyahocorasick)."""
+    parts = {"format": _FORMAT, "rules": _rules_digest(), "pyahocorasick": _ahocorasick_version()}
+    return json.dumps(parts, sort_keys=True)
 
 
 def _ahocorasick_version() -> str:
@@ -275,7 +290,7 @@ def _write(path: Path, matcher: MentionMatcher, key: str) -> None:
     state = dict(vars(matcher))
     trie = state.pop("_automaton")
     offers = state.pop("_offers")
-    _dump(path, key, trie, state, offers)
+    _dump(path, key, _build_identity(), trie, state, offers)
 
 
 def _dump(path: Path, *parts: object) -> None:
@@ -306,8 +321,15 @@ def _save_overlay(path: Path, key: str, titles: list[str], aliases: list[tuple[s
     del base  # before the caller builds, so that the two are never both in memory
     if made is None:
         return False
-    _dump(_overlay_path(path), key, base_key, made)
+    _write_overlay(path, key, base_key, made)
     return True
+
+
+def _write_overlay(path: Path, key: str, base_key: str, overlay: Overlay) -> None:
+    """Save ``overlay`` beside the matcher at ``path`` (saved for ``base_key``) for
+    ``key``, with a digest of its bytes: a damaged overlay is never laid over a matcher."""
+    payload = pickle.dumps(overlay, protocol=pickle.HIGHEST_PROTOCOL)
+    _dump(_overlay_path(path), key, base_key, hashlib.sha256(payload).hexdigest(), payload)
 
 
 def _overlay_path(path: Path) -> Path:
@@ -324,13 +346,36 @@ def carry_over(path: Path, was: str, now: str) -> bool:
     titles: ~3 s; 1M: ~25 s); when an overlay serves ``was``, only the overlay's file.
     False, and the files untouched, when neither was saved for ``was``.
     """
-    if _relabel(_overlay_path(path), was, now):
-        return True
+    head = _overlay_head(path)
+    if head is not None and head[0] == was and _key_of(path) == head[1]:
+        return _relabel(_overlay_path(path), was, now)
     if not _relabel(path, was, now):
         return False
     with contextlib.suppress(FileNotFoundError):
         _overlay_path(path).unlink()
     return True
+
+
+def _key_of(path: Path) -> str | None:
+    """The key the file at ``path`` was saved for (None: unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            key: Any = pickle.load(fh)
+    except _UNREADABLE:
+        return None
+    return key if isinstance(key, str) else None
+
+
+def _overlay_head(path: Path) -> tuple[str, str] | None:
+    """The key the overlay beside ``path`` serves and the key of the file it is laid
+    over (None: no readable overlay)."""
+    try:
+        with open(_overlay_path(path), "rb") as fh:
+            key: Any = pickle.load(fh)
+            base_key: Any = pickle.load(fh)
+    except _UNREADABLE:
+        return None
+    return (key, base_key) if isinstance(key, str) and isinstance(base_key, str) else None
 
 
 def _relabel(path: Path, was: str, now: str) -> bool:
@@ -352,31 +397,45 @@ def _relabel(path: Path, was: str, now: str) -> bool:
     return True
 
 
-_UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError)
+#: What reading a damaged file may raise (a flipped byte can make pickle ask for any
+#: amount of memory or any type): each means "not saved", and the linker builds.
+_UNREADABLE = (Exception,)
 
 
 def _read_saved(path: Path, key: str) -> MentionMatcher | None:
-    """The matcher saved at ``path`` for ``key``: the file itself, or the file under the
-    overlay saved beside it for ``key``; None when neither serves ``key``."""
+    """The matcher saved at ``path`` for ``key``: the file under the overlay saved
+    beside it for ``key`` (when that overlay is whole and was made for that file), else
+    the file itself; None when neither serves ``key``."""
+    overlay = _read_overlay(path, key)
+    if overlay is not None:
+        base = _read(path, overlay[0])
+        if base is not None:
+            with _no_gc():
+                return apply_overlay(base, overlay[1])
+    return _read(path, key)
+
+
+def _read_overlay(path: Path, key: str) -> tuple[str, Overlay] | None:
+    """The key of the file the overlay beside ``path`` is laid over, and the overlay,
+    if it serves ``key`` and its bytes are the ones written."""
     try:
         with open(_overlay_path(path), "rb") as fh:
-            if pickle.load(fh) == key:
-                base_key: Any = pickle.load(fh)
-                overlay: Any = pickle.load(fh)
-                if isinstance(overlay, Overlay):
-                    base = _read(path, base_key)
-                    if base is None:
-                        return None
-                    with _no_gc():
-                        return apply_overlay(base, overlay)
+            if pickle.load(fh) != key:
+                return None
+            base_key: Any = pickle.load(fh)
+            digest: Any = pickle.load(fh)
+            payload: Any = pickle.load(fh)
+        if not isinstance(payload, bytes) or hashlib.sha256(payload).hexdigest() != digest:
+            return None
+        overlay: Any = pickle.loads(payload)
     except _UNREADABLE:
-        pass
-    return _read(path, key)
+        return None
+    return (base_key, overlay) if isinstance(overlay, Overlay) else None
 
 
 def _read_base(path: Path) -> tuple[str, MentionMatcher] | None:
     """The key and matcher saved at ``path`` whatever its key, with the offers it
-    recorded (None: no readable file)."""
+    recorded (None: no readable file, or one built by other code)."""
     return _read(path, None)
 
 
@@ -396,6 +455,8 @@ def _read(path: Path, key: str | None) -> MentionMatcher | tuple[str, MentionMat
             saved_key: Any = pickle.load(fh)
             if key is not None and saved_key != key:
                 return None
+            if pickle.load(fh) != _build_identity() and key is None:
+                return None  # built by other rules: no base for today's overlay
             trie: Any = pickle.load(fh)
             state: Any = pickle.load(fh)
             offers: Any = pickle.load(fh) if key is None else None

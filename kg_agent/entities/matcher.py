@@ -482,7 +482,10 @@ class MentionMatcher:
         the lower-cased text: a side key gives its entries, a simple one its form; keys an
         overlay decides come from its automaton instead (always as entries)."""
         overlay = self._overlay
-        for end, value in self._automaton.iter(low):
+        # a matcher built with no eligible form never made its automaton (an overlay may
+        # still give it keys): there is nothing to iterate
+        base = self._automaton.iter(low) if self._automaton.kind == ahocorasick.AHOCORASICK else ()
+        for end, value in base:
             if value & 1:
                 entries = self._side[value >> 2]
                 if overlay and low[end - len(entries[0][0]) + 1 : end + 1] in overlay:

@@ -74,7 +74,9 @@ def make_overlay(
     """The overlay that makes ``base`` match ``titles`` and ``aliases`` (the names a new
     build would take); None when ``base`` was not built ``patchable``, has an overlay
     already, or more than ``max_share`` (default :data:`MAX_CHANGED_SHARE`) of its
-    names changed (build a new one)."""
+    names changed (build a new one). ``base`` must have been built as the linker builds
+    (``linker._build``: names stripped, each once, sorted): the overlay repeats that
+    build's order, and a name given twice would be removed once."""
     if base._offers is None or base._overlaid or not base._rules:
         return None
     # set operations on the names as given, so that the unchanged millions cost C loops

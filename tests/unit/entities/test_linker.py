@@ -193,7 +193,7 @@ def test_a_change_of_names_is_saved_as_an_overlay_that_links_as_a_build(
 def test_a_damaged_or_stale_overlay_is_never_laid_over_the_wrong_linker(
     saved: tuple[QuestionEntityLinker, Path],
 ) -> None:
-    from kg_agent.entities.linker import _dump, _overlay_path, _read_saved
+    from kg_agent.entities.linker import _overlay_path, _read_saved, _write_overlay
     from kg_agent.entities.overlay import Overlay
 
     linker, path = saved
@@ -205,8 +205,58 @@ def test_a_damaged_or_stale_overlay_is_never_laid_over_the_wrong_linker(
     assert _read_saved(path, "another key") is None
     # an overlay made for another saved linker than the one beside it serves nothing
     empty = Overlay(titles=(), keys=(), entries=(), changed=0)
-    _dump(_overlay_path(path), "newer", "some other linker", empty)
+    _write_overlay(path, "newer", "some other linker", empty)
     assert _read_saved(path, "newer") is None
-    _dump(_overlay_path(path), "newer", key, empty)
+    _write_overlay(path, "newer", key, empty)
     matcher = _read_saved(path, "newer")
     assert matcher is not None and matcher.find(question) == {"Małgorzata Braunek": 1}
+    # a byte changed in the overlay's payload: its digest fails, the file alone serves
+    data = bytearray(_overlay_path(path).read_bytes())
+    data[-3] ^= 0xFF
+    _overlay_path(path).write_bytes(bytes(data))
+    assert _read_saved(path, "newer") is None
+    assert _read_saved(path, key) is not None
+
+
+def test_a_linker_saved_by_other_rules_is_built_again_not_overlaid(
+    world_no_vectors: MemoryGraph, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kg_agent.entities import linker as saved_form
+    from kg_agent.entities import overlay
+    from kg_agent.entities.linker import _overlay_path
+
+    monkeypatch.setattr(overlay, "MAX_CHANGED_SHARE", 0.5)
+    path = tmp_path / "linker.pkl"
+    with monkeypatch.context() as older:  # as an older kg-agent would have saved it
+        older.setattr(saved_form, "_build_identity", lambda: "older rules")
+        QuestionEntityLinker(world_no_vectors).save(path)
+    world = world_no_vectors
+    graph = MemoryGraph(
+        world.articles.values(), redirects={**world.redirects, "Zula": "Dark River (film)"}
+    )
+    assert not QuestionEntityLinker(graph).save_changes(path), "built again"
+    assert not _overlay_path(path).exists()
+    graph.redirects["Zulu"] = "Dark River (film)"
+    assert QuestionEntityLinker(graph).save_changes(path), "today's file takes an overlay"
+
+
+def test_an_overlay_left_by_a_crash_never_hides_the_file_it_was_not_made_for(
+    saved: tuple[QuestionEntityLinker, Path],
+) -> None:
+    from kg_agent.entities.linker import (
+        _overlay_path,
+        _read_saved,
+        _write_overlay,
+        carry_over,
+    )
+    from kg_agent.entities.overlay import Overlay
+
+    linker, path = saved
+    key = linker.key()
+    # the overlay of an older file, for the key the file is now saved for (a reindex
+    # re-saves the linker for the same loads, and a crash left the overlay)
+    _write_overlay(path, key, "an older file", Overlay((), (), (), 0))
+    assert _read_saved(path, key) is not None, "the file serves its key"
+    assert carry_over(path, key, "after edits")
+    assert not _overlay_path(path).exists(), "the file was carried, the orphan dropped"
+    assert _read_saved(path, "after edits") is not None

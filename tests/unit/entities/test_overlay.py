@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from kg_agent.entities import linker
 from kg_agent.entities.matcher import MentionMatcher
 from kg_agent.entities.overlay import apply_overlay, make_overlay
 
@@ -26,8 +27,7 @@ def _pool() -> list[str]:
 
 
 def _build(names: Names) -> MentionMatcher:
-    titles, aliases = names
-    return MentionMatcher(sorted(titles), sorted(aliases), ambiguous="all", patchable=True)
+    return linker._build(*names)  # as the linker builds: names stripped, once each, sorted
 
 
 def _texts() -> list[str]:
@@ -49,7 +49,7 @@ def _assert_same(patched: MentionMatcher, fresh: MentionMatcher) -> None:
 
 
 def _patched(old: Names, new: Names) -> MentionMatcher:
-    overlay = make_overlay(_build(old), *new, max_share=1.0)
+    overlay = make_overlay(_build(old), *new, max_share=100.0)
     assert overlay is not None
     return apply_overlay(_build(old), overlay)
 
@@ -92,7 +92,7 @@ def test_a_title_s_form_comes_back_to_the_base_name_it_outranked() -> None:
 def test_a_removed_redirect_stops_matching_and_an_added_one_starts() -> None:
     old = (["Małgorzata Braunek", "Andrzej Żuławski"], [("Braunek", "Małgorzata Braunek")])
     new = (["Małgorzata Braunek", "Andrzej Żuławski"], [("Zulawski", "Andrzej Żuławski")])
-    overlay = make_overlay(_build(old), *new, max_share=1.0)
+    overlay = make_overlay(_build(old), *new, max_share=100.0)
     assert overlay is not None and overlay.changed == 2
     patched = apply_overlay(_build(old), overlay)
     assert patched.find("Braunek met Zulawski.") == {"Andrzej Żuławski": 1}
@@ -128,3 +128,20 @@ def test_only_a_patchable_matcher_without_an_overlay_takes_one() -> None:
     assert overlay is not None and overlay.changed == 0 and not overlay.keys
     with pytest.raises(ValueError, match="overlay already"):
         apply_overlay(patched, overlay)
+
+
+def test_a_base_with_no_eligible_form_takes_an_overlay() -> None:
+    # "The", "Mother": no form the automaton takes, so the base never made it
+    old: Names = (["The", "Mother", "Love"], [])
+    new: Names = (["The", "Mother", "Love", "Paris"], [])
+    patched = _patched(old, new)
+    assert patched.find("Who lives in Paris?") == {"Paris": 1}
+    _assert_same(patched, _build(new))
+
+
+def test_names_given_twice_or_with_spaces_are_one_name() -> None:
+    old: Names = (["Paris", "Paris "], [("Lutetia", "Paris"), ("Lutetia ", "Paris")])
+    new: Names = (["Lyon"], [])
+    patched = _patched(old, new)
+    assert patched.find("Is Lutetia Paris?") == {}
+    _assert_same(patched, _build(new))
