@@ -23,7 +23,8 @@ size of the graph. For each size of the scale benchmark's synthetic dumps
 6. with ``--compare REF``, runs each update also with the package as it is at the git
    ref ``REF`` (a worktree, on ``PYTHONPATH``), the two alternating ``--repeat`` times on
    fresh copies of the same graph: an A/B of a change on one machine, where one run's
-   noise is larger than the change (the medians are reported).
+   noise is larger than the change (the medians are reported). On a machine without the
+   repository's history, ``--compare-tree DIR`` names a folder holding that package.
 
 It prints a table and saves JSON::
 
@@ -118,13 +119,19 @@ def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     base = work / "base.kuzu"
     emb = ["--embeddings", args.embeddings]
     model = ["--model", args.model] if args.model else []
-    print(f"[{n:,}] loading {old.name} (embeddings {args.embeddings}) ...", flush=True)
-    if base.exists():
-        shutil.rmtree(Path(str(base) + ".indexes"), ignore_errors=True)
-        base.unlink()
-    load = run(
-        [*kg_agent(), "load", str(old), "--db", str(base), *emb, *model, *NO_CACHE, "--json", "-q"]
-    )
+    saved = work / f"base-{args.embeddings}.load.json"  # the load that made base.kuzu
+    if args.reuse_load and base.exists() and saved.exists():
+        print(f"[{n:,}] reusing the load of {old.name} in {base}", flush=True)
+        load = json.loads(saved.read_text(encoding="utf-8"))
+    else:
+        print(f"[{n:,}] loading {old.name} (embeddings {args.embeddings}) ...", flush=True)
+        saved.unlink(missing_ok=True)
+        if base.exists():
+            shutil.rmtree(Path(str(base) + ".indexes"), ignore_errors=True)
+            base.unlink()
+        cmd = [*kg_agent(), "load", str(old), "--db", str(base), *emb, *model, *NO_CACHE]
+        load = run([*cmd, "--json", "-q"])
+        saved.write_text(json.dumps(load), encoding="utf-8")
     lr = load["report"]
     row: dict[str, Any] = {
         "articles": n,
@@ -157,6 +164,7 @@ def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
         for device in args.devices:
             runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in trees}
             on = ["--device", device]
+            kept = list(row["updates"])
             for i in range(args.repeat if trees else 0):
                 for name, tree in trees:
                     copy_graph(base, db)
@@ -167,13 +175,17 @@ def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                     )
                     cmd = [*kg_agent(), "update", str(src), "--db", str(db), *model, *on]
                     runs[name].append(run([*cmd, *NO_CACHE, "--json", "-q"], tree))
-            for name, _ in trees:
-                entry = _update_entry(runs[name], load["wall_s"], rate, summary)
-                entry["device"] = device
-                if args.compare:
-                    entry["code"] = name
-                row["updates"].append(entry)
-                args.save(row)
+                    # saved after every run: one cut short (a lent machine's time) keeps them
+                    row["updates"] = kept + [
+                        {
+                            **_update_entry(done, load["wall_s"], rate, summary),
+                            "device": device,
+                            **({"code": each} if args.compare else {}),
+                        }
+                        for each, done in runs.items()
+                        if done
+                    ]
+                    args.save(row)
         if args.partial:
             row.setdefault("partial", []).append(
                 bench_partial(base, src, summary, work, load["wall_s"], rate, args, newer)
@@ -289,6 +301,8 @@ def _update_entry(
                 "sections_embedded",
                 "sections_reused",
                 "vectors_kept",
+                "vectors_unindexed",
+                "vectors_folded",
                 "embed_device",
                 "db_bytes_before",
                 "db_bytes_after",
@@ -423,6 +437,12 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=ROOT / "bench_out" / "update")
     ap.add_argument("--disk", type=int, default=0, help="Back-and-forth updates to measure size.")
     ap.add_argument("--compare", help="A git ref whose package each update also runs with.")
+    ap.add_argument(
+        "--compare-tree",
+        type=Path,
+        help="With --compare (as its label): a folder holding that package (kg_agent/), for "
+        "a machine without the repository's history (a lent GPU machine).",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="Runs of each update (medians).")
     ap.add_argument(
         "--partial",
@@ -446,6 +466,12 @@ def main() -> None:
         default="auto",
         help="Devices each update runs with (--device), each on a fresh copy: auto,cpu,cuda.",
     )
+    ap.add_argument(
+        "--reuse-load",
+        action="store_true",
+        help="Keep the graph and the timing of an earlier run's load of the same dump "
+        "(same --work and --embeddings): an A/B of updates without loading again.",
+    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     args.devices = args.devices.split(",")
@@ -464,8 +490,11 @@ def main() -> None:
     args.rates = [float(r) for r in args.rates.split(",")]
     args.dump_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bench-update-") as tmp:
+        given = args.compare_tree
         args.compare_tree = None
-        if args.compare:
+        if args.compare and given is not None:
+            args.compare_tree = given.resolve()
+        elif args.compare:
             args.compare_tree = Path(tmp) / "tree"
             subprocess.run(
                 [
@@ -486,7 +515,7 @@ def main() -> None:
                 done.append(bench_size(int(n), args))
             rows = done
         finally:
-            if args.compare_tree is not None:
+            if args.compare_tree is not None and given is None:
                 subprocess.run(
                     [
                         "git",

@@ -50,7 +50,7 @@ from kg_agent.ingest.embed_phase import (
 from kg_agent.ingest.embed_ray import RayOptions, embed_on_ray, split_shards
 from kg_agent.ingest.stage import LoadLock
 from kg_agent.progress import Progress
-from kg_agent.store import GraphStore
+from kg_agent.store import GraphStore, vector_count
 from kg_agent.store.integrity import write_checksums
 from kg_agent.store.layout import default_buffer_pool_mb, vector_index_need_mb
 
@@ -163,6 +163,9 @@ class _Embedding:
     def run(self) -> EmbedReport:
         t0 = time.perf_counter()
         with GraphStore.open(self.db_path, read_only=False) as store:
+            # vectors an update left outside the index join it first: what follows
+            # reads, keeps and rewrites the indexed table alone
+            store.fold_unindexed()
             embedder = self._embedder(store)
             report = EmbedReport(self.db_path, embedder.name)
             report.sections = int(store.table_counts().get("Section", 0))
@@ -213,7 +216,7 @@ class _Embedding:
             return embedder
         if self.force:  # the old vectors serve queries until the new ones replace them
             return embedder
-        if store.table_counts().get("SectionVector", 0):
+        if vector_count(store.table_counts()):
             store.check_model(dimension=embedder.dimension, model=embedder.name)  # raises
         store.reset_vectors(dimension=embedder.dimension, model=embedder.name)
         return embedder
@@ -237,7 +240,7 @@ class _Embedding:
         shutil.rmtree(self.root, ignore_errors=True)
         (self.root / "batches").mkdir(parents=True)
         have = 0
-        if not self.force and store.table_counts().get("SectionVector", 0):
+        if not self.force and vector_count(store.table_counts()):
             have_file = self.root / "have.parquet"
             store.export_parquet(_VECTOR_KEYS, have_file)
             have = pq.read_metadata(have_file).num_rows
@@ -335,7 +338,7 @@ class _Embedding:
             # every vector replaced, perhaps by another model: a new table (the only
             # way to drop an index in Kùzu 0.11.3), the model recorded with it, then
             # one COPY; a rerun after a kill in between does the same again
-            replaced = int(store.table_counts().get("SectionVector", 0))
+            replaced = int(vector_count(store.table_counts()))
             store.reset_vectors(dimension=embedder.dimension, model=embedder.name)
             store.set_meta(embeddings="partial")
             store.copy_parquet("SectionVector", files)
@@ -359,7 +362,7 @@ class _Embedding:
             store.delete_vectors(stale)
             store.copy_parquet("SectionVector", files)
         counts = store.table_counts()
-        complete = counts.get("SectionVector", 0) >= counts.get("Section", 0)
+        complete = vector_count(counts) >= counts.get("Section", 0)
         store.set_meta(embeddings="complete" if complete else "partial")
         return len(stale)
 

@@ -307,7 +307,14 @@ def _result(
 ) -> ParseResult:
     counts: collections.Counter[str] = collections.Counter()
     for u in units:
-        for key in ("pages", "articles", "redirects", "disambiguation_pages", "infer_mentions"):
+        for key in (
+            "pages",
+            "articles",
+            "kept",  # of those, an update's unchanged pages, kept unparsed
+            "redirects",
+            "disambiguation_pages",
+            "infer_mentions",
+        ):
             counts[key] += int(markers[u].get(key, 0))
     cut = None
     if limit is not None and counts["articles"] > limit:

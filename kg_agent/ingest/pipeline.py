@@ -52,7 +52,7 @@ from kg_agent.ingest.prepare import GraphLookups, prepare
 from kg_agent.ingest.sources import detect_format, fingerprint
 from kg_agent.ingest.stage import LoadLock, Stage, clean_stale_stages
 from kg_agent.ingest.write import WriteJob, now, write_graph, write_in_child
-from kg_agent.store import SCHEMA_VERSION, GraphStore
+from kg_agent.store import SCHEMA_VERSION, GraphStore, vector_count
 from kg_agent.store.indexes import (
     LinkChanges,
     TextSource,
@@ -678,7 +678,7 @@ def _reindex_pool_mb(db_path: str) -> int:
         return default_buffer_pool_mb(read_only=False)
     try:
         with GraphStore.open(db_path, read_only=True) as store:
-            vectors = int(store.table_counts().get("SectionVector", 0))
+            vectors = vector_count(store.table_counts())
             dimension = store.dimension
     except Exception:  # a graph only a writer can open (recovery pending): no estimate
         vectors = dimension = 0

@@ -90,8 +90,9 @@ from kg_agent.ingest.prepare import GraphLookups, prepare
 from kg_agent.ingest.resolve import LinkResolver, TitleTable
 from kg_agent.ingest.sources import MEDIAWIKI, detect_format, fingerprint
 from kg_agent.ingest.stage import LoadLock, Stage
+from kg_agent.ingest.warmup import ModelWarmup
 from kg_agent.ingest.write import VECTOR_KEYS, WriteJob, write_in_child
-from kg_agent.store import SCHEMA_VERSION, GraphStore
+from kg_agent.store import MAX_UNINDEXED, SCHEMA_VERSION, GraphStore
 from kg_agent.store.edits import GraphEdits
 from kg_agent.store.indexes import LinkChanges, TextSource, linker_key
 from kg_agent.store.layout import default_buffer_pool_mb
@@ -142,6 +143,16 @@ class UpdateOptions:
     #: partial one that may hold a tenth of the graph's articles (a small export is
     #: parsed whole sooner than the graph's keys are read); True or False: always, never.
     skip_known: bool | None = None
+    #: New vectors wait outside the HNSW index, searched exactly, until there are more
+    #: than this many; the update that passes it moves them all in (``store/vectors.py``).
+    max_unindexed_vectors: int = MAX_UNINDEXED
+
+    def __post_init__(self) -> None:
+        n = self.max_unindexed_vectors
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise InvalidArgumentError(
+                f"max_unindexed_vectors must be a whole number of 0 or more, got {n!r}"
+            )
 
     @property
     def parse_workers(self) -> int:
@@ -177,6 +188,10 @@ class UpdateReport:
     sections_embedded: int = 0  # by the model: text that changed
     sections_reused: int = 0  # vectors kept from the graph or the embedding cache
     vectors_kept: int = 0  # of those, left in place in the graph's vector index
+    #: new vectors wait outside the HNSW index, searched exactly, until MAX_UNINDEXED
+    #: (store/vectors.py): how many wait after this update, and how many it moved in
+    vectors_unindexed: int = 0
+    vectors_folded: int = 0
     embed_device: str = ""  # where the model ran ("": not asked to)
     #: rows of rewritten articles that were already in the graph as written (sections with
     #: their mentions, links, category edges) and stayed there (``ingest.replace``)
@@ -256,7 +271,10 @@ class Updater:
             report.resumed = stage.resumed
             try:
                 rechunk = words is not None and words != str(opts.max_section_words)
-                self._run(src, fmt, fp, stage, state, embeddings, rechunk, named, report)
+                with ModelWarmup(self.embedder) as warmup:  # joined on the way out
+                    self._run(
+                        src, fmt, fp, stage, state, embeddings, rechunk, named, report, warmup
+                    )
             except SourceError:
                 stage.remove()
                 raise
@@ -340,6 +358,7 @@ class Updater:
         rechunk: bool,
         named: list[str],
         report: UpdateReport,
+        warmup: ModelWarmup,
     ) -> None:
         opts = self.options
         known = None
@@ -367,6 +386,11 @@ class Updater:
             report,
             lambda: parse_source(src, fmt, stage, parse_opts, say=self._say),
         )
+
+        if embeddings == "complete" and parsed.counts.get("articles", 0) > parsed.counts.get(
+            "kept", 0
+        ):
+            warmup.start()  # articles parsed to write: the embed will want the model
 
         def reparse(units: dict[int, list[int] | None], which: PageFilter) -> list[int]:
             out: list[int] = self._timed(
@@ -425,6 +449,7 @@ class Updater:
             buffer_pool_mb=self._pool_mb(stage),
             progress=opts.progress,
             max_section_words=opts.max_section_words,
+            max_unindexed=opts.max_unindexed_vectors,
             edits={
                 "graph_vectors": str(stage.file("graph-vectors.parquet")),
                 "deleted": str(stage.file("deleted.parquet")),
@@ -438,6 +463,8 @@ class Updater:
             _every_page_read(self.db_path)
         report.redirects_removed = int(out.get("removed_redirects", report.redirects_removed))
         report.vectors_kept = int(out.get("vectors_kept", 0))
+        report.vectors_unindexed = int(out.get("vectors_unindexed", 0))
+        report.vectors_folded = int(out.get("vectors_folded", 0))
         report.rows_kept = int(out.get("rows_kept", 0))
         report.stubbed = int(out.get("stubbed_articles", 0))
         report.removed_stubs = int(out.get("removed_stubs", 0))

@@ -38,7 +38,7 @@ from kg_agent.ingest.prepare import count_rows
 from kg_agent.ingest.replace import MAX_ARTICLES, StagedRows, Unchanged
 from kg_agent.ingest.stage import Stage
 from kg_agent.progress import Progress
-from kg_agent.store import GraphStore
+from kg_agent.store import MAX_UNINDEXED, UNINDEXED, GraphStore
 from kg_agent.store.layout import default_buffer_pool_mb
 
 __all__ = ["VECTOR_KEYS", "WriteJob", "write_graph", "write_in_child"]
@@ -117,6 +117,9 @@ class WriteJob:
     #: What sections were split at (kept in ``Meta``: an update that splits otherwise
     #: rewrites every article).
     max_section_words: int | None = None
+    #: Vectors an update may leave outside the HNSW index before it moves them in
+    #: (``store/vectors.py``).
+    max_unindexed: int = MAX_UNINDEXED
 
 
 def _files(stage: Stage, units: list[int], where: str, kind: str) -> list[Path]:
@@ -267,7 +270,7 @@ class _Copier:
         self.copy("Category", [p for p in [st.file("categories.parquet")] if p.exists()])
         self.copy("Section", self._new_rows("sections"))
         if self.job.embeddings == "now":
-            self.copy("SectionVector", self._vectors_to_copy())
+            self.copy(self._vector_table(), self._vectors_to_copy())
         self.copy("HAS_SECTION", self._new_rows("has_section"))
         self.copy("IN_CATEGORY", self._new_rows("in_category"))
         self.copy("MENTIONS", self._new_rows("mentions"))
@@ -280,13 +283,26 @@ class _Copier:
                     self.store.delete_redirects(titles[i : i + _LOOKUP])
             self.copy("Redirect", [redirects])
             self.copy("REDIRECTS_TO", [st.file("redirects_to.parquet")])
+        folded, waiting = 0, self.store.unindexed_count()
+        if waiting > self.job.max_unindexed:  # the index takes them now, in this transaction
+            folded, waiting = self.store.fold_unindexed(), 0
         self.prog.close()
         return {
             "rows_written": self.rows,
             "rows_kept": self.unchanged.rows if self.unchanged is not None else 0,
             "replaced_articles": self.replaced,
             "vectors_kept": len(self.kept_vectors),
+            "vectors_unindexed": waiting,
+            "vectors_folded": folded,
         }
+
+    def _vector_table(self) -> str:
+        """Where new vectors go: into the HNSW index's table when a fresh graph is built
+        (the index comes after), else beside it (``store/vectors.py``: each insert into
+        the index costs milliseconds; an update's wait outside it, searched exactly)."""
+        if self.job.fresh or not self.store.has_vector_index():
+            return "SectionVector"
+        return UNINDEXED
 
     def _new_rows(self, kind: str) -> list[Path]:
         """The stage's files of ``kind``, less the rows that stay in the graph."""

@@ -10,11 +10,14 @@ from kg_agent.store.layout import index_dir, remove_database
 from kg_agent.store.reader import GraphReader
 from kg_agent.store.reads import VECTOR_INDEX, IndexStatus, SectionHit, StoreStats
 from kg_agent.store.text_index import TextIndex
+from kg_agent.store.vectors import MAX_UNINDEXED, UNINDEXED, vector_count
 
 __all__ = [
+    "MAX_UNINDEXED",
     "NODE_TABLES",
     "REL_TABLES",
     "SCHEMA_VERSION",
+    "UNINDEXED",
     "VECTOR_INDEX",
     "GraphReader",
     "GraphStore",
@@ -24,4 +27,5 @@ __all__ = [
     "TextIndex",
     "index_dir",
     "remove_database",
+    "vector_count",
 ]

@@ -123,14 +123,16 @@ class GraphEdits:
         """(article, heading path, text, vector, section id, text hash) of the sections
         of ``titles`` that have a vector: what an update reuses for a section whose text
         did not change (and leaves in place when its id did not change either)."""
+        tables = self.store.vector_tables()
         for chunk in _chunks(titles):
-            yield from self.store._keys(
-                "MATCH (a:Article {title: $key})-[:HAS_SECTION]->(s:Section) "
-                "MATCH (v:SectionVector {id: s.id}) "
-                "RETURN s.article, s.heading_path, s.text, v.embedding, v.id, v.text_hash",
-                chunk,
-                table="HAS_SECTION",
-            )
+            for table in tables:
+                yield from self.store._keys(
+                    "MATCH (a:Article {title: $key})-[:HAS_SECTION]->(s:Section) "
+                    f"MATCH (v:{table} {{id: s.id}}) "
+                    "RETURN s.article, s.heading_path, s.text, v.embedding, v.id, v.text_hash",
+                    chunk,
+                    table="HAS_SECTION",
+                )
 
     def mentioning_articles(self, titles: Sequence[str]) -> set[str]:
         """Articles whose sections have an inferred mention of one of ``titles``."""

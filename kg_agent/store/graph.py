@@ -39,6 +39,7 @@ from kg_agent.store.link_changes import LinkChanges, patch_from_graph
 from kg_agent.store.link_table import FILE_NAME as LINK_TABLE
 from kg_agent.store.link_table import LinkTable, write_link_table
 from kg_agent.store.reads import (
+    UNINDEXED,
     VECTOR_INDEX,
     GraphReads,
     IndexStatus,
@@ -90,6 +91,8 @@ def _schema_ddl(dimension: int) -> list[str]:
         # Vectors apart from sections: Kùzu cannot SET a column an index uses (and a SET of
         # a FLOAT[384] costs ~4 ms), so vectors are added and replaced by COPY and DELETE.
         vector_table_ddl(dimension),
+        # an update's vectors, outside the HNSW index until folded in (store/vectors.py)
+        vector_table_ddl(dimension, UNINDEXED),
         "CREATE NODE TABLE IF NOT EXISTS Category(name STRING PRIMARY KEY)",
         "CREATE NODE TABLE IF NOT EXISTS Redirect(title STRING PRIMARY KEY, load_id STRING)",
         "CREATE REL TABLE IF NOT EXISTS HAS_SECTION(FROM Article TO Section)",
@@ -389,6 +392,7 @@ class GraphStore(GraphReads, VectorWrites):
                     f"writes {SCHEMA_VERSION}: upgrade it with 'kg-agent reindex --db {self.path}'"
                 )
             self.check_model(dimension=dimension, model=model)
+            self._run(vector_table_ddl(dimension, UNINDEXED))  # a graph older than the table
             return
         for stmt in _schema_ddl(dimension):
             self._run(stmt)
@@ -459,7 +463,7 @@ class GraphStore(GraphReads, VectorWrites):
 
         Several files go in one ``COPY``, which Kùzu reads in parallel.
         """
-        if table not in NODE_TABLES + REL_TABLES + ("Load", "Meta"):
+        if table not in NODE_TABLES + REL_TABLES + ("Load", "Meta", UNINDEXED):
             raise ValueError(f"not a bulk-loadable table: {table}")
         files = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
         if not files:
@@ -596,6 +600,8 @@ class GraphStore(GraphReads, VectorWrites):
         out = {}
         for t in NODE_TABLES:
             out[t] = int(self._scalar(f"MATCH (n:{t}) RETURN count(n)") or 0)
+        if UNINDEXED in self.vector_tables():
+            out[UNINDEXED] = int(self._scalar(f"MATCH (n:{UNINDEXED}) RETURN count(n)") or 0)
         for t in REL_TABLES:
             out[t] = int(self._scalar(f"MATCH ()-[r:{t}]->() RETURN count(r)") or 0)
         return out
@@ -607,7 +613,8 @@ class GraphStore(GraphReads, VectorWrites):
         reports), rather than later in the middle of a question.
         """
         out: dict[str, int] = {}
-        for table in (*NODE_TABLES, *REL_TABLES, "Meta", "Load"):
+        waiting = (UNINDEXED,) if UNINDEXED in self.vector_tables() else ()
+        for table in (*NODE_TABLES, *waiting, *REL_TABLES, "Meta", "Load"):
             cols = [
                 (str(r[0]), str(r[1]))
                 for r in self._run(f"CALL TABLE_INFO('{table}') RETURN name, type")

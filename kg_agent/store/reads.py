@@ -21,7 +21,15 @@ from kg_agent.store.article_table import ArticleTable
 from kg_agent.store.link_table import LinkTable
 from kg_agent.store.text_index import TextIndex
 
-__all__ = ["LOST", "VECTOR_INDEX", "GraphReads", "IndexStatus", "SectionHit", "StoreStats"]
+__all__ = [
+    "LOST",
+    "UNINDEXED",
+    "VECTOR_INDEX",
+    "GraphReads",
+    "IndexStatus",
+    "SectionHit",
+    "StoreStats",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +89,8 @@ class StoreStats:
 
 
 VECTOR_INDEX = "section_embedding_idx"
+#: Vectors written by updates since the index took its last (see :mod:`.vectors`).
+UNINDEXED = "UnindexedVector"
 #: A load's status once a crash lost rows it had committed and a forced load wrote them
 #: again: kept in the load history, not an unfinished load.
 LOST = "lost"
@@ -117,6 +127,32 @@ class GraphReads:
         def link_table(self) -> LinkTable | None: ...
         @property
         def dimension(self) -> int: ...
+
+    def vector_tables(self) -> tuple[str, ...]:
+        """The tables that hold section vectors: ``SectionVector`` and, in a graph
+        written by this version, ``UnindexedVector``. A read-only store asks once."""
+        known: tuple[str, ...] | None = getattr(self, "_vector_tables", None)
+        if known is not None:
+            return known
+        names = {str(r[0]) for r in self._run("CALL SHOW_TABLES() RETURN name")}
+        found = tuple(t for t in ("SectionVector", UNINDEXED) if t in names)
+        if getattr(self, "read_only", False):
+            self._vector_tables = found
+        return found
+
+    def _any_waiting(self) -> bool:
+        """Whether vectors wait beside the index; a read-only store asks once (no
+        writer can change the file while it is open)."""
+        known: bool | None = getattr(self, "_waiting", None)
+        if known is not None:
+            return known
+        tables = self.vector_tables()
+        found = UNINDEXED in tables and bool(
+            self._run(f"MATCH (u:{UNINDEXED}) RETURN u.id LIMIT 1")
+        )
+        if getattr(self, "read_only", False):
+            self._waiting = found
+        return found
 
     # ------------------------------------------------------------------ by key
     def _article_rows(self, titles: Sequence[str]) -> dict[str, tuple[float, int, int]]:
@@ -201,12 +237,23 @@ class GraphReads:
         )
 
     def vector_search(self, embedding: Sequence[float], k: int) -> list[SectionHit]:
-        """Nearest sections by cosine similarity through the HNSW index."""
+        """Nearest sections by cosine similarity: through the HNSW index, and by an exact
+        scan of the vectors that wait outside it (an update's; see :mod:`.vectors`)."""
+        params = {"q": [float(x) for x in embedding], "k": int(k)}
         found = self._run(
             f"CALL QUERY_VECTOR_INDEX('SectionVector', '{VECTOR_INDEX}', $q, $k) "
             "RETURN node.id, 1.0 - distance ORDER BY 1.0 - distance DESC",
-            {"q": [float(x) for x in embedding], "k": int(k)},
+            params,
         )
+        if self._any_waiting():
+            waiting = self._run(
+                f"MATCH (u:{UNINDEXED}) WITH u, array_cosine_similarity(u.embedding, "
+                f"CAST($q, 'FLOAT[{int(self.dimension)}]')) AS sim "
+                "RETURN u.id, sim ORDER BY sim DESC LIMIT $k",
+                params,
+            )
+            if waiting:
+                found = sorted([*found, *waiting], key=lambda r: -float(r[1]))[: int(k)]
         rows = self.sections_by_ids([str(r[0]) for r in found])
         return [
             dataclasses.replace(rows[str(sid)], score=float(sim))
@@ -432,19 +479,20 @@ class GraphReads:
         dim = self.dimension
         ids: list[str] = []
         blocks: list[Any] = []
-        page, offset = 20000, 0
-        while True:
-            rows = self._run(
-                "MATCH (v:SectionVector) RETURN v.id, v.embedding ORDER BY v.id SKIP $o LIMIT $n",
-                {"o": offset, "n": page},
-            )
-            if not rows:
-                break
-            ids.extend(str(r[0]) for r in rows)
-            blocks.append(np.asarray([r[1] for r in rows], dtype=np.float32))
-            offset += len(rows)
-            if len(rows) < page:
-                break
+        for table in self.vector_tables():
+            page, offset = 20000, 0
+            while True:
+                rows = self._run(
+                    f"MATCH (v:{table}) RETURN v.id, v.embedding ORDER BY v.id SKIP $o LIMIT $n",
+                    {"o": offset, "n": page},
+                )
+                if not rows:
+                    break
+                ids.extend(str(r[0]) for r in rows)
+                blocks.append(np.asarray([r[1] for r in rows], dtype=np.float32))
+                offset += len(rows)
+                if len(rows) < page:
+                    break
         matrix = np.vstack(blocks) if blocks else np.zeros((0, dim), dtype=np.float32)
         return ids, matrix
 
@@ -477,7 +525,11 @@ class GraphReads:
                 if not rows:
                     continue
                 _, _, heading, path, text = rows[0]
-                vec = self._pk("MATCH (v:SectionVector {id: $i}) RETURN v.embedding", {"i": sid})
+                vec: list[list[Any]] = []
+                for table in self.vector_tables():
+                    vec = vec or self._pk(
+                        f"MATCH (v:{table} {{id: $i}}) RETURN v.embedding", {"i": sid}
+                    )
                 hit = SectionHit(
                     sid, title, str(heading or ""), str(path or ""), str(text or ""), 0.0, pr
                 )

@@ -4,21 +4,40 @@ A mixin of :class:`~kg_agent.store.GraphStore`, like :mod:`.reads`. Vectors live
 ``SectionVector`` apart from the sections because Kùzu cannot ``SET`` a column that a
 vector index uses; adding vectors is a ``COPY``, and rebuilding the index means
 recreating the table (see :meth:`VectorWrites.recreate_vector_table`).
+
+**Vectors an update writes wait in ``UnindexedVector``.** Each insert into Kùzu's HNSW
+index costs ~10-25 ms, one at a time (measured: 1,905 vectors took ~40 s of a 100k-article
+update's 90 s on an H100 machine, docs/BENCHMARKS.md), so an update copies its new vectors
+into a table without an index, which search scans exactly beside the index
+(:meth:`~kg_agent.store.reads.GraphReads.vector_search`). A section's vector is in one table
+or the other, never both. Once that table holds :data:`MAX_UNINDEXED` vectors, the update
+that passed it moves them into the index (:meth:`VectorWrites.fold_unindexed`), and
+``kg-agent compact`` moves them whatever their number: the index's inserts are paid once
+per fold, not by every update.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kg_agent.store.reads import VECTOR_INDEX
+from kg_agent.store.reads import UNINDEXED, VECTOR_INDEX
 
-__all__ = ["VectorWrites", "vector_table_ddl"]
+__all__ = ["MAX_UNINDEXED", "UNINDEXED", "VectorWrites", "vector_count", "vector_table_ddl"]
+
+#: Vectors that wait outside the index before an update moves them in: an exact scan of
+#: 20,000 is ~10 ms a query on 2 cores (the index's own search: ~10 ms), 31 MB at 384 dims.
+MAX_UNINDEXED = 20_000
 
 
-def vector_table_ddl(dimension: int) -> str:
+def vector_count(counts: Mapping[str, int]) -> int:
+    """Section vectors in a graph, indexed or waiting, from :meth:`GraphStore.table_counts`."""
+    return int(counts.get("SectionVector", 0)) + int(counts.get(UNINDEXED, 0))
+
+
+def vector_table_ddl(dimension: int, table: str = "SectionVector") -> str:
     return (
-        "CREATE NODE TABLE IF NOT EXISTS SectionVector(id STRING PRIMARY KEY, "
+        f"CREATE NODE TABLE IF NOT EXISTS {table}(id STRING PRIMARY KEY, "
         f"text_hash STRING, embedding FLOAT[{int(dimension)}])"
     )
 
@@ -33,9 +52,15 @@ class VectorWrites:
         def _keys(self, cypher: str, keys: Sequence[Any], *, table: str) -> list[list[Any]]: ...
         def index_names(self) -> set[str]: ...
         def set_meta(self, **values: str) -> None: ...
+        def vector_tables(self) -> tuple[str, ...]: ...
+        def begin(self) -> None: ...
+        def commit(self) -> None: ...
+
+        _in_tx: bool
 
     def recreate_vector_table(self, dimension: int) -> None:
-        """An empty ``SectionVector`` of ``dimension``, with no index.
+        """An empty ``SectionVector`` of ``dimension``, with no index (and an empty
+        ``UnindexedVector``: a caller keeping vectors exports both first).
 
         Kùzu 0.11.3 cannot drop a vector index alone: after ``DROP_VECTOR_INDEX`` a new
         index of that name is refused ("already exists", or "not loaded yet" after a
@@ -46,15 +71,45 @@ class VectorWrites:
         if VECTOR_INDEX in self.index_names():
             self._run(f"CALL DROP_VECTOR_INDEX('SectionVector', '{VECTOR_INDEX}')")
         self._run("DROP TABLE IF EXISTS SectionVector")
+        self._run(f"DROP TABLE IF EXISTS {UNINDEXED}")
         self._run(vector_table_ddl(dimension))
+        self._run(vector_table_ddl(dimension, UNINDEXED))
 
     def delete_vectors(self, ids: Sequence[str]) -> None:
-        self._keys("MATCH (v:SectionVector {id: $key}) DELETE v", ids, table="SectionVector")
+        for table in self.vector_tables():
+            self._keys(f"MATCH (v:{table} {{id: $key}}) DELETE v", ids, table=table)
 
     def vector_hash(self, section_id: str) -> str | None:
         """The text hash a section's vector was computed from (None: no vector)."""
-        rows = self._pk("MATCH (v:SectionVector {id: $i}) RETURN v.text_hash", {"i": section_id})
-        return str(rows[0][0]) if rows and rows[0][0] is not None else None
+        for table in self.vector_tables():
+            rows = self._pk(f"MATCH (v:{table} {{id: $i}}) RETURN v.text_hash", {"i": section_id})
+            if rows and rows[0][0] is not None:
+                return str(rows[0][0])
+        return None
+
+    def unindexed_count(self) -> int:
+        """Vectors waiting outside the index (0 in a graph older than their table)."""
+        if UNINDEXED not in self.vector_tables():
+            return 0
+        return int(self._run(f"MATCH (u:{UNINDEXED}) RETURN count(u)")[0][0] or 0)
+
+    def fold_unindexed(self) -> int:
+        """Move the vectors waiting outside the index into it (each one an HNSW insert);
+        how many moved. The copy and the delete are one transaction: the caller's, or
+        one of their own (a vector is never in both tables, nor in neither)."""
+        n = self.unindexed_count()
+        if not n:
+            return 0
+        own = not self._in_tx
+        if own:
+            self.begin()
+        self._run(
+            f"COPY SectionVector FROM (MATCH (u:{UNINDEXED}) RETURN u.id, u.text_hash, u.embedding)"
+        )
+        self._run(f"MATCH (u:{UNINDEXED}) DELETE u")
+        if own:
+            self.commit()
+        return n
 
     def reset_vectors(self, *, dimension: int, model: str) -> None:
         """Make an empty vector table take another model (and dimension)."""

@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,11 @@ from click.testing import CliRunner
 
 from kg_agent.cli import SAMPLE_DUMP, main
 from kg_agent.embedding import Embedder
-from kg_agent.exceptions import LoadAborted
+from kg_agent.exceptions import InvalidArgumentError, LoadAborted
 from kg_agent.ingest.pipeline import LoadOptions, load_source
 from kg_agent.ingest.stage import LoadLock
 from kg_agent.ingest.update import UpdateOptions, is_full_dump, update_graph
-from kg_agent.store import GraphStore
+from kg_agent.store import UNINDEXED, GraphStore
 from tests.e2e.conftest import ENWIKI
 from tests.support.cli import assert_no_process_holds, kg_agent_exe
 from tests.support.graph_compare import assert_link_table_patched, assert_same_graph, copy_graph
@@ -214,14 +215,38 @@ def test_updated_graph_answers_from_the_new_text(updated: tuple[Path, dict[str, 
 def test_the_vector_index_finds_every_vector_kept_or_written(
     updated: tuple[Path, dict[str, Any]],
 ) -> None:
-    """Vectors left in place and vectors inserted are both in Kùzu's HNSW index: a
-    search with a section's own vector finds that section (or one of the same text)."""
-    db, _ = updated
+    """Vectors left in place are in Kùzu's HNSW index, and the update's new vectors wait
+    beside it, searched exactly: a search with any section's own vector finds that
+    section (or one of the same text)."""
+    db, report = updated
+    written = report["sections_written"] - report["vectors_kept"]
+    assert report["vectors_unindexed"] == written > 0 and report["vectors_folded"] == 0
     with GraphStore.open(db, read_only=True) as store:
-        rows = store.query("MATCH (v:SectionVector) RETURN v.id AS id, v.embedding AS v")
-        for row in rows:
-            hits = store.vector_search(row["v"], 3)
-            assert hits and hits[0].score > 0.9999, row["id"]
+        assert store.unindexed_count() == report["vectors_unindexed"]
+        for table in ("SectionVector", UNINDEXED):
+            rows = store.query(f"MATCH (v:{table}) RETURN v.id AS id, v.embedding AS v")
+            assert rows, table
+            for row in rows:
+                hits = store.vector_search(row["v"], 3)
+                assert hits and hits[0].score > 0.9999, row["id"]
+
+
+def test_an_update_past_the_cap_moves_the_waiting_vectors_into_the_index(
+    newer: Path, fresh_newer: Path, embedder: Embedder, tmp_path: Path
+) -> None:
+    """With no room beside the index, the update inserts its vectors into it, in its
+    own transaction, and the graph still equals a fresh load of the newer dump."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    opts = UpdateOptions(progress=False, max_unindexed_vectors=0)
+    report = update_graph(newer, db, embedder=embedder, options=opts)
+    assert report.vectors_folded == report.sections_written - report.vectors_kept > 0
+    assert report.vectors_unindexed == 0
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.unindexed_count() == 0
+    assert_same_graph(db, fresh_newer)
+    with pytest.raises(InvalidArgumentError, match="max_unindexed_vectors"):
+        UpdateOptions(max_unindexed_vectors=-1)
 
 
 def test_same_update_again_has_nothing_to_do(
@@ -395,6 +420,42 @@ def test_deleting_a_passage_others_name_drops_their_inferred_links(tmp_path: Pat
     assert_link_table_patched(db)
 
 
+class _NotingEmbedder(Embedder):
+    """The real model, noting the thread that first asked for it."""
+
+    started_by: str | None = None
+
+    def load(self) -> Any:
+        if self.started_by is None:
+            self.started_by = threading.current_thread().name
+        return super().load()
+
+
+def test_the_model_starts_beside_the_diff_and_only_for_pages_to_write(
+    newer: Path, embedder: Embedder, tmp_path: Path
+) -> None:
+    """The model's start (seconds, whatever the sections) runs on a thread beside the
+    diff and resolve once the parse found pages to write; an update that parsed none
+    (the newer dump only lacks IBM) never starts it."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    model = _NotingEmbedder()
+    fresh_text = UpdateOptions(progress=False, cache=False)  # the suite's cache holds it
+    report = update_graph(newer, db, embedder=model, options=fresh_text)
+    assert report.sections_embedded > 0
+    assert model.started_by == "model-warmup"
+    assert not any(t.name == "model-warmup" for t in threading.enumerate())  # joined
+
+    text = newer.read_text(encoding="utf-8")
+    ids = set(re.findall(r"<page>.*?<id>(\d+)</id>", text, flags=re.S))  # page ids
+    pages = pages_of(text, ids - {"109"})  # IBM
+    lacking = write_dump(text, pages, tmp_path / "v3-pages-articles.xml")
+    idle = _NotingEmbedder()
+    second = update_graph(lacking, db, embedder=idle, options=UpdateOptions(progress=False))
+    assert second.deleted == 1 and second.added == second.changed == 0
+    assert idle.started_by is None and not idle.is_loaded
+
+
 # ---------------------------------------------------------------- delete
 def test_delete_titles_and_from_stdin(embedder: Embedder, tmp_path: Path) -> None:
     db = tmp_path / "g.kuzu"
@@ -480,11 +541,17 @@ def test_compact_reclaims_space_and_keeps_the_graph(
     load_source(newer, copy, embedder=embedder, options=LoadOptions(progress=False))
     update_graph(newer, db, embedder=embedder, options=UpdateOptions(progress=False))
     assert_same_graph(db, copy)
+    with GraphStore.open(db, read_only=True) as store:
+        waiting = store.unindexed_count()
+    assert waiting > 0  # the updates' vectors, beside the index
     code, out = _cli("compact", "--db", str(db), "--json", "-q")
     assert code == 0, out
     report = json.loads(out)
     assert report["bytes_after"] < report["bytes_before"]
     assert_same_graph(db, copy)
+    with GraphStore.open(db, read_only=True) as store:  # the new file indexes them all
+        assert store.unindexed_count() == 0
+        assert store.table_counts()["SectionVector"] == store.table_counts()["Section"]
     code, out = _cli("ask", "Who designed the Z3 computer?", "--db", str(db))
     assert code == 0 and "Z3 computer" in out
     assert _cli("check", "--db", str(db))[0] == 0

@@ -37,10 +37,12 @@ def graph_content(db: Path) -> dict[str, Any]:
             name: sorted((tuple(r.values()) for r in store.query(q)), key=repr)
             for name, q in QUERIES.items()
         }
-        out["vectors"] = {
-            r["id"]: np.asarray(r["v"], dtype=np.float32)
-            for r in store.query("MATCH (v:SectionVector) RETURN v.id AS id, v.embedding AS v")
-        }
+        out["vectors"] = {}
+        for table in store.vector_tables():  # indexed, and an update's waiting beside them
+            rows = store.query(f"MATCH (v:{table}) RETURN v.id AS id, v.embedding AS v")
+            for r in rows:
+                assert r["id"] not in out["vectors"], f"{r['id']} has two vectors"
+                out["vectors"][r["id"]] = np.asarray(r["v"], dtype=np.float32)
         index = store.text_index()
         out["text_index"] = index.counts() if index is not None else None
     return out

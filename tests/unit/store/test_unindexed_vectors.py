@@ -1,0 +1,143 @@
+"""Vectors an update writes wait beside the HNSW index (``store/vectors.py``), on real Kùzu.
+
+Search must rank them with the indexed ones as one exact ranking would; a section's
+vector is in one table only; the fold moves them into the index; a graph older than
+the table reads as before and gains the table on its next write.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from kg_agent.store import UNINDEXED, GraphStore, vector_count
+
+DIM = 16
+N = 60  # sections: the first 40 indexed, the last 20 waiting beside the index
+
+
+def _vectors(n: int, seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+VECTORS = _vectors(N, 0)
+IDS = [f"Article {i}::0000" for i in range(N)]
+
+
+def _write(path: Path, table: pa.Table) -> Path:
+    pq.write_table(table, path)
+    return path
+
+
+def _vector_file(path: Path, rows: range) -> Path:
+    flat = pa.array(VECTORS[rows.start : rows.stop].reshape(-1))
+    return _write(
+        path,
+        pa.table(
+            [
+                pa.array(IDS[rows.start : rows.stop]),
+                pa.array([f"h{i}" for i in rows]),
+                pa.FixedSizeListArray.from_arrays(flat, DIM),
+            ],
+            names=["id", "text_hash", "embedding"],
+        ),
+    )
+
+
+@pytest.fixture()
+def graph(tmp_path: Path) -> Path:
+    db = tmp_path / "g.kuzu"
+    sections = pa.table(
+        {
+            "id": IDS,
+            "article": [s.split("::")[0] for s in IDS],
+            "heading": [""] * N,
+            "heading_path": [""] * N,
+            "level": [0] * N,
+            "ordinal": [0] * N,
+            "part": [0] * N,
+            "text": [f"text {i}" for i in range(N)],
+            "word_count": [2] * N,
+            "text_hash": [f"h{i}" for i in range(N)],
+        }
+    )
+    with GraphStore.open(db, read_only=False, create=True) as store:
+        store.ensure_schema(dimension=DIM, model="test-model")
+        store.copy_parquet("Section", _write(tmp_path / "s.parquet", sections))
+        store.copy_parquet("SectionVector", _vector_file(tmp_path / "v.parquet", range(0, 40)))
+        assert store.build_vector_index()
+        store.copy_parquet(UNINDEXED, _vector_file(tmp_path / "u.parquet", range(40, N)))
+    return db
+
+
+def _exact(query: np.ndarray, k: int, ids: list[str], vectors: np.ndarray) -> list[str]:
+    sims = vectors @ query
+    return [ids[i] for i in np.argsort(-sims)[:k]]
+
+
+def test_search_ranks_waiting_and_indexed_vectors_as_one_exact_ranking(graph: Path) -> None:
+    with GraphStore.open(graph, read_only=True) as store:
+        assert store.vector_tables() == ("SectionVector", UNINDEXED)
+        assert store.unindexed_count() == 20
+        assert vector_count(store.table_counts()) == N
+        waiting_won = 0
+        for q in _vectors(25, 1):
+            hits = store.vector_search(q.tolist(), 5)
+            assert [h.section_id for h in hits] == _exact(q, 5, IDS, VECTORS)
+            scores = [h.score for h in hits]
+            assert scores == sorted(scores, reverse=True)
+            np.testing.assert_allclose(scores, np.sort(VECTORS @ q)[::-1][:5], atol=1e-5)
+            waiting_won += any(int(h.title.split()[-1]) >= 40 for h in hits)
+        assert waiting_won  # the waiting table took part, not only the index
+        ids, matrix = store.section_embeddings()
+        assert sorted(ids) == sorted(IDS) and matrix.shape == (N, DIM)
+
+
+def test_a_vector_is_deleted_and_read_from_whichever_table_holds_it(graph: Path) -> None:
+    with GraphStore.open(graph, read_only=False) as store:
+        assert store.vector_hash(IDS[3]) == "h3" and store.vector_hash(IDS[45]) == "h45"
+        store.delete_vectors([IDS[3], IDS[45], "no such section"])
+        assert store.vector_hash(IDS[3]) is None and store.vector_hash(IDS[45]) is None
+        assert store.unindexed_count() == 19
+        for i in (3, 45):
+            found = {h.section_id for h in store.vector_search(VECTORS[i].tolist(), 3)}
+            assert found and IDS[i] not in found
+
+
+def test_the_fold_moves_every_waiting_vector_into_the_index(graph: Path) -> None:
+    with GraphStore.open(graph, read_only=False) as store:
+        assert store.fold_unindexed() == 20
+        assert store.unindexed_count() == 0 and store.fold_unindexed() == 0
+        counts = store.table_counts()
+        assert counts["SectionVector"] == N and counts[UNINDEXED] == 0
+    with GraphStore.open(graph, read_only=True) as store:
+        for i in (0, 41, 59):  # each found through the index now
+            rows = store.query(
+                "CALL QUERY_VECTOR_INDEX('SectionVector', 'section_embedding_idx', $q, 1) "
+                "RETURN node.id AS id",
+                {"q": VECTORS[i].tolist()},
+            )
+            assert rows[0]["id"] == IDS[i]
+            assert store.vector_search(VECTORS[i].tolist(), 1)[0].section_id == IDS[i]
+
+
+def test_a_graph_older_than_the_table_reads_as_before_and_gains_it_on_a_write(
+    graph: Path,
+) -> None:
+    with GraphStore.open(graph, read_only=False) as store:
+        store.fold_unindexed()
+        store._run(f"DROP TABLE {UNINDEXED}")
+    with GraphStore.open(graph, read_only=True) as store:
+        assert store.vector_tables() == ("SectionVector",)
+        assert store.unindexed_count() == 0 and UNINDEXED not in store.table_counts()
+        hits = store.vector_search(VECTORS[7].tolist(), 1)
+        assert hits[0].section_id == IDS[7]
+    with GraphStore.open(graph, read_only=False) as store:
+        assert store.fold_unindexed() == 0
+        store.ensure_schema(dimension=DIM, model="test-model")  # what every write does first
+        assert store.vector_tables() == ("SectionVector", UNINDEXED)
