@@ -191,6 +191,11 @@ def stats(db_path: str, top: int, as_json: bool) -> None:
         f"pagerank {flag(ix.pagerank)}"
         + ("  (STALE: run 'kg-agent load' again or 'kg-agent reindex')" if ix.stale else "")
     )
+    if st.unindexed_vectors:
+        click.echo(
+            f"  waiting vectors {st.unindexed_vectors:>10,}  written by updates, searched "
+            "exactly beside the vector index ('kg-agent compact' indexes them)"
+        )
     if loads:
         click.echo("  load history:")
         for ld in loads:

@@ -269,8 +269,25 @@ class _Copier:
         self.copy("Article", [p for p in [st.file("stubs.parquet")] if p.exists()])
         self.copy("Category", [p for p in [st.file("categories.parquet")] if p.exists()])
         self.copy("Section", self._new_rows("sections"))
+        # An update's new vectors wait beside the HNSW index while they and those already
+        # waiting stay within the mark (store/vectors.py: a COPY into the index costs ~1 s
+        # plus milliseconds a vector); past it, all go in. The fold is in this transaction,
+        # which is never rolled back (the module doc: Kùzu would break the index).
+        folded = waiting = 0
         if self.job.embeddings == "now":
-            self.copy(self._vector_table(), self._vectors_to_copy())
+            vectors = self._vectors_to_copy()
+            new = count_rows(vectors) if vectors else 0
+            if self.job.fresh or not self.store.has_vector_index():
+                self.copy("SectionVector", vectors)  # the index is built after
+            else:
+                waiting = self.store.unindexed_count()
+                if waiting + new <= self.job.max_unindexed:
+                    self.copy(UNINDEXED, vectors)
+                    waiting += new
+                else:  # past the mark: the waiting ones and these go into the index
+                    folded = self.store.fold_unindexed() + new
+                    self.copy("SectionVector", vectors)
+                    waiting = 0
         self.copy("HAS_SECTION", self._new_rows("has_section"))
         self.copy("IN_CATEGORY", self._new_rows("in_category"))
         self.copy("MENTIONS", self._new_rows("mentions"))
@@ -283,9 +300,6 @@ class _Copier:
                     self.store.delete_redirects(titles[i : i + _LOOKUP])
             self.copy("Redirect", [redirects])
             self.copy("REDIRECTS_TO", [st.file("redirects_to.parquet")])
-        folded, waiting = 0, self.store.unindexed_count()
-        if waiting > self.job.max_unindexed:  # the index takes them now, in this transaction
-            folded, waiting = self.store.fold_unindexed(), 0
         self.prog.close()
         return {
             "rows_written": self.rows,
@@ -295,14 +309,6 @@ class _Copier:
             "vectors_unindexed": waiting,
             "vectors_folded": folded,
         }
-
-    def _vector_table(self) -> str:
-        """Where new vectors go: into the HNSW index's table when a fresh graph is built
-        (the index comes after), else beside it (``store/vectors.py``: each insert into
-        the index costs milliseconds; an update's wait outside it, searched exactly)."""
-        if self.job.fresh or not self.store.has_vector_index():
-            return "SectionVector"
-        return UNINDEXED
 
     def _new_rows(self, kind: str) -> list[Path]:
         """The stage's files of ``kind``, less the rows that stay in the graph."""

@@ -172,6 +172,7 @@ class GraphStore(GraphReads, VectorWrites):
         self._connections_lock = threading.Lock()
         self._writer_conn = None if read_only else kuzu.Connection(db)
         self._in_tx = False
+        self._dimension: int | None = None  # a read-only store's, once read
         self._text: TextIndex | None = None
         self._articles: ArticleTable | None = None
         self._links: LinkTable | bool | None = None  # False: none in step with the graph
@@ -429,7 +430,12 @@ class GraphStore(GraphReads, VectorWrites):
 
     @property
     def dimension(self) -> int:
-        return int(self.meta().get("dimension", "0"))
+        if self._dimension is not None:
+            return self._dimension
+        dim = int(self.meta().get("dimension", "0"))
+        if self.read_only:  # no writer can change it while this store is open
+            self._dimension = dim
+        return dim
 
     # ------------------------------------------------------------------ transactions
     def begin(self) -> None:

@@ -81,6 +81,8 @@ class StoreStats:
     indexes: IndexStatus
     top_pagerank: list[tuple[str, float]]
     incomplete_loads: list[str] = field(default_factory=list)
+    #: vectors updates wrote that wait beside the HNSW index, searched exactly (vectors.py)
+    unindexed_vectors: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -234,6 +236,11 @@ class GraphReads:
                     {"lost": LOST},
                 )
             ],
+            unindexed_vectors=(
+                c(f"MATCH (u:{UNINDEXED}) RETURN count(u)")
+                if UNINDEXED in self.vector_tables()
+                else 0
+            ),
         )
 
     def vector_search(self, embedding: Sequence[float], k: int) -> list[SectionHit]:

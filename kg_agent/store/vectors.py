@@ -5,15 +5,17 @@ A mixin of :class:`~kg_agent.store.GraphStore`, like :mod:`.reads`. Vectors live
 vector index uses; adding vectors is a ``COPY``, and rebuilding the index means
 recreating the table (see :meth:`VectorWrites.recreate_vector_table`).
 
-**Vectors an update writes wait in ``UnindexedVector``.** Each insert into Kùzu's HNSW
-index costs ~10-25 ms, one at a time (measured: 1,905 vectors took ~40 s of a 100k-article
-update's 90 s on an H100 machine, docs/BENCHMARKS.md), so an update copies its new vectors
+**Vectors an update writes wait in ``UnindexedVector``.** A ``COPY`` into Kùzu's HNSW
+index costs ~1 s plus ~5 ms a vector at 10k articles, more on a larger index (1,905 vectors
+took ~40 s of a 100k-article update's 90 s on an H100 machine; docs/BENCHMARKS.md and
+scripts/bench_vector_inserts.py), so an update copies its new vectors
 into a table without an index, which search scans exactly beside the index
 (:meth:`~kg_agent.store.reads.GraphReads.vector_search`). A section's vector is in one table
 or the other, never both. Once that table holds :data:`MAX_UNINDEXED` vectors, the update
 that passed it moves them into the index (:meth:`VectorWrites.fold_unindexed`), and
-``kg-agent compact`` moves them whatever their number: the index's inserts are paid once
-per fold, not by every update.
+``kg-agent compact`` and ``kg-agent embed`` (which rebuild the index) take them whatever
+their number: the ``COPY``'s fixed cost is paid
+once per fold, not by every update, and each vector's insert once, at the fold.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from kg_agent.store.reads import UNINDEXED, VECTOR_INDEX
 
 __all__ = ["MAX_UNINDEXED", "UNINDEXED", "VectorWrites", "vector_count", "vector_table_ddl"]
 
-#: Vectors that wait outside the index before an update moves them in: an exact scan of
-#: 20,000 is ~10 ms a query on 2 cores (the index's own search: ~10 ms), 31 MB at 384 dims.
+#: Vectors that wait outside the index before an update moves them in: 20,000 add ~12 ms
+#: to a search on 2 cores, whose own cost is ~15 ms (scripts/bench_vector_inserts.py).
 MAX_UNINDEXED = 20_000
 
 
@@ -53,8 +55,6 @@ class VectorWrites:
         def index_names(self) -> set[str]: ...
         def set_meta(self, **values: str) -> None: ...
         def vector_tables(self) -> tuple[str, ...]: ...
-        def begin(self) -> None: ...
-        def commit(self) -> None: ...
 
         _in_tx: bool
 
@@ -95,20 +95,19 @@ class VectorWrites:
 
     def fold_unindexed(self) -> int:
         """Move the vectors waiting outside the index into it (each one an HNSW insert);
-        how many moved. The copy and the delete are one transaction: the caller's, or
-        one of their own (a vector is never in both tables, nor in neither)."""
+        how many moved. Only inside the caller's transaction, so the copy and the delete
+        commit together (a vector is never in both tables, nor in neither), and only
+        where a failure is never rolled back (the writer process exits instead): Kùzu
+        0.11.3 breaks the index for good when a ``COPY`` into it is rolled back."""
+        if not self._in_tx:
+            raise RuntimeError("fold_unindexed runs inside the writer's transaction")
         n = self.unindexed_count()
         if not n:
             return 0
-        own = not self._in_tx
-        if own:
-            self.begin()
         self._run(
             f"COPY SectionVector FROM (MATCH (u:{UNINDEXED}) RETURN u.id, u.text_hash, u.embedding)"
         )
         self._run(f"MATCH (u:{UNINDEXED}) DELETE u")
-        if own:
-            self.commit()
         return n
 
     def reset_vectors(self, *, dimension: int, model: str) -> None:

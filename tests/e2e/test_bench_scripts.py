@@ -51,6 +51,7 @@ SCRIPTS: dict[str, tuple[str, str]] = {
         "sizes",
     ),
     "bench_linker_overlay": ("--sizes 2000 --rates 0.01", "rows"),
+    "bench_vector_inserts": ("--db {graph} --batches 5 --waiting 0,20 --queries 3", "inserts"),
     "bench_embed": (
         "--data {data}/multihop/2wikimultihopqa --limit 40 --rounds 1 --sample 16 --settings naive",
         "results",
@@ -58,7 +59,7 @@ SCRIPTS: dict[str, tuple[str, str]] = {
 }
 
 #: the scripts that read nothing from ../shared/data at these settings
-OWN_DATA = frozenset(["bench_checkpoint", "bench_load", "bench_lookups"])
+OWN_DATA = frozenset(["bench_checkpoint", "bench_load", "bench_lookups", "bench_vector_inserts"])
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))

@@ -33,7 +33,13 @@ from kg_agent.store import UNINDEXED, GraphStore
 from tests.e2e.conftest import ENWIKI
 from tests.support.cli import assert_no_process_holds, kg_agent_exe
 from tests.support.graph_compare import assert_link_table_patched, assert_same_graph, copy_graph
-from tests.support.newer_sample import pages_of, redirect_page, write_dump, write_newer_sample
+from tests.support.newer_sample import (
+    bump,
+    pages_of,
+    redirect_page,
+    write_dump,
+    write_newer_sample,
+)
 from tests.support.synth import generate, make_dump
 
 NO_VECTORS = LoadOptions(progress=False, embeddings="none")
@@ -231,22 +237,77 @@ def test_the_vector_index_finds_every_vector_kept_or_written(
                 assert hits and hits[0].score > 0.9999, row["id"]
 
 
-def test_an_update_past_the_cap_moves_the_waiting_vectors_into_the_index(
-    newer: Path, fresh_newer: Path, embedder: Embedder, tmp_path: Path
-) -> None:
-    """With no room beside the index, the update inserts its vectors into it, in its
-    own transaction, and the graph still equals a fresh load of the newer dump."""
-    db = tmp_path / "g.kuzu"
-    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
-    opts = UpdateOptions(progress=False, max_unindexed_vectors=0)
-    report = update_graph(newer, db, embedder=embedder, options=opts)
-    assert report.vectors_folded == report.sections_written - report.vectors_kept > 0
-    assert report.vectors_unindexed == 0
+def _index_finds_itself(db: Path) -> None:
+    """Every vector is in the HNSW index, and a search with it finds it there."""
     with GraphStore.open(db, read_only=True) as store:
         assert store.unindexed_count() == 0
-    assert_same_graph(db, fresh_newer)
+        rows = store.query("MATCH (v:SectionVector) RETURN v.id AS id, v.embedding AS v")
+        assert len(rows) == store.table_counts()["Section"]
+        for row in rows:
+            found = store.query(
+                "CALL QUERY_VECTOR_INDEX('SectionVector', 'section_embedding_idx', $q, 3) "
+                "RETURN node.id AS id, 1.0 - distance AS sim ORDER BY sim DESC",
+                {"q": row["v"]},
+            )
+            assert found and found[0]["sim"] > 0.9999, row["id"]
+
+
+def test_an_update_past_the_mark_moves_the_waiting_vectors_into_the_index(
+    newer: Path, embedder: Embedder, tmp_path: Path
+) -> None:
+    """The first update's vectors wait; the second (one more article edited), allowed no
+    more than wait already, puts them and its own into the index in its transaction,
+    and the graph still equals a fresh load of what it was updated to."""
+    db, ref = tmp_path / "g.kuzu", tmp_path / "ref.kuzu"
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    first = update_graph(newer, db, embedder=embedder, options=UpdateOptions(progress=False))
+    waiting = first.vectors_unindexed
+    assert waiting == first.sections_written - first.vectors_kept > 0
+    text = newer.read_text(encoding="utf-8")
+    page = re.search(r"  <page>\s*<title>Alan Turing</title>.*?</page>\n", text, re.S)
+    assert page is not None
+    lead = "computer scientist."
+    assert lead in page.group(0)
+    edited = bump(page.group(0).replace(lead, lead + " He was also a keen runner.", 1))
+    v3 = tmp_path / "v3-pages-articles.xml"
+    v3.write_text(text.replace(page.group(0), edited), encoding="utf-8")
+    opts = UpdateOptions(progress=False, max_unindexed_vectors=waiting)
+    second = update_graph(v3, db, embedder=embedder, options=opts)
+    new = second.sections_written - second.vectors_kept
+    assert second.changed == 1 and new > 0 and second.vectors_unindexed == 0
+    assert second.vectors_folded == new + waiting  # the first update's and its own
+    _index_finds_itself(db)
+    load_source(v3, ref, embedder=embedder, options=LoadOptions(progress=False))
+    assert_same_graph(db, ref)
     with pytest.raises(InvalidArgumentError, match="max_unindexed_vectors"):
         UpdateOptions(max_unindexed_vectors=-1)
+
+
+def test_embed_rebuilds_the_index_from_the_waiting_vectors_too(
+    updated: tuple[Path, dict[str, Any]], fresh_newer: Path, tmp_path: Path
+) -> None:
+    """``kg-agent embed`` re-embeds a section that lost its vector and rebuilds the index
+    from every vector, waiting ones included, never folding them in first."""
+    db = copy_graph(updated[0], tmp_path / "g.kuzu")
+    with GraphStore.open(db, read_only=False) as store:
+        waiting = store.query(f"MATCH (u:{UNINDEXED}) RETURN u.id AS id")
+        assert len(waiting) > 1
+        store.delete_vectors([waiting[0]["id"]])
+    code, out = _cli("embed", "--db", str(db), "--json", "-q", "--no-cache")
+    assert code == 0, out
+    assert json.loads(out)["embedded"] == 1
+    _index_finds_itself(db)
+    assert_same_graph(db, fresh_newer)
+
+
+def test_stats_counts_the_vectors_waiting_beside_the_index(
+    updated: tuple[Path, dict[str, Any]],
+) -> None:
+    db, report = updated
+    code, out = _cli("stats", "--db", str(db), "--json")
+    assert code == 0 and json.loads(out)["unindexed_vectors"] == report["vectors_unindexed"]
+    code, out = _cli("stats", "--db", str(db))
+    assert code == 0 and f"waiting vectors {report['vectors_unindexed']:>10,}" in out
 
 
 def test_same_update_again_has_nothing_to_do(

@@ -71,7 +71,7 @@ def _sha1(page: str) -> str:
     return digits.rjust(31, "0")
 
 
-def _bump(page: str) -> str:
+def bump(page: str) -> str:
     """An edited page: a new revision id, and the new text's sha1."""
     page = re.sub(
         r"(<revision>\s*<id>)(\d+)", lambda m: m.group(1) + str(int(m.group(2)) + 1), page
@@ -91,7 +91,7 @@ def write_newer_sample(path: Path) -> Path:
         if title in ("Tommy Flowers", "Joseph Marie Jacquard", "ENIAC computer"):
             continue
         if title == "Ada Lovelace":
-            page = _bump(
+            page = bump(
                 page.replace(
                     "== References ==",
                     "Her mother was [[Annabella Milbanke]], who had her tutored in "
@@ -100,11 +100,11 @@ def write_newer_sample(path: Path) -> Path:
                 )
             )
         elif title == "Jacquard machine":
-            page = _bump(page.replace("[[Joseph Marie Jacquard]]", "Joseph Marie Jacquard"))
+            page = bump(page.replace("[[Joseph Marie Jacquard]]", "Joseph Marie Jacquard"))
         elif title == "Z3 (computer)":
-            page = _bump(page.replace("<title>Z3 (computer)</title>", "<title>Z3 computer</title>"))
+            page = bump(page.replace("<title>Z3 (computer)</title>", "<title>Z3 computer</title>"))
         elif title == "Turing":
-            page = _bump(page.replace("Alan Turing", "Turing machine"))
+            page = bump(page.replace("Alan Turing", "Turing machine"))
         out.append(page)
     out.append(_page("Lord Byron", 901, 90101, LORD_BYRON))
     out.append(redirect_page("Z3 (computer)", 902, "Z3 computer"))

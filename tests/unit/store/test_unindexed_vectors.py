@@ -111,8 +111,12 @@ def test_a_vector_is_deleted_and_read_from_whichever_table_holds_it(graph: Path)
 
 def test_the_fold_moves_every_waiting_vector_into_the_index(graph: Path) -> None:
     with GraphStore.open(graph, read_only=False) as store:
+        with pytest.raises(RuntimeError, match="transaction"):
+            store.fold_unindexed()  # only in the writer's transaction, never rolled back
+        store.begin()
         assert store.fold_unindexed() == 20
         assert store.unindexed_count() == 0 and store.fold_unindexed() == 0
+        store.commit()
         counts = store.table_counts()
         assert counts["SectionVector"] == N and counts[UNINDEXED] == 0
     with GraphStore.open(graph, read_only=True) as store:
@@ -130,7 +134,9 @@ def test_a_graph_older_than_the_table_reads_as_before_and_gains_it_on_a_write(
     graph: Path,
 ) -> None:
     with GraphStore.open(graph, read_only=False) as store:
+        store.begin()
         store.fold_unindexed()
+        store.commit()
         store._run(f"DROP TABLE {UNINDEXED}")
     with GraphStore.open(graph, read_only=True) as store:
         assert store.vector_tables() == ("SectionVector",)
@@ -138,6 +144,6 @@ def test_a_graph_older_than_the_table_reads_as_before_and_gains_it_on_a_write(
         hits = store.vector_search(VECTORS[7].tolist(), 1)
         assert hits[0].section_id == IDS[7]
     with GraphStore.open(graph, read_only=False) as store:
-        assert store.fold_unindexed() == 0
+        assert store.unindexed_count() == 0
         store.ensure_schema(dimension=DIM, model="test-model")  # what every write does first
         assert store.vector_tables() == ("SectionVector", UNINDEXED)
