@@ -50,7 +50,7 @@ from kg_agent.ingest.embed_phase import (
 from kg_agent.ingest.embed_ray import RayOptions, embed_on_ray, split_shards
 from kg_agent.ingest.stage import LoadLock
 from kg_agent.progress import Progress
-from kg_agent.store import UNINDEXED, GraphStore, vector_count
+from kg_agent.store import GraphStore, vector_count
 from kg_agent.store.integrity import write_checksums
 from kg_agent.store.layout import default_buffer_pool_mb, vector_index_need_mb
 
@@ -69,16 +69,6 @@ _SECTIONS = (
 )
 _SECTION_KEYS = "MATCH (s:Section) RETURN s.id AS id, s.text_hash AS text_hash"
 _VECTOR_KEYS = "MATCH (v:SectionVector) RETURN v.id AS id, v.text_hash AS text_hash"
-
-
-def _both_tables(store: GraphStore, query: str) -> str:
-    """``query`` over ``SectionVector``, and over the vectors an update left beside the
-    index too (``store/vectors.py``). The index is rebuilt from both, never folded into
-    here: a fold is a ``COPY`` into the index, which Kùzu 0.11.3 breaks if an
-    interrupted embed rolled it back."""
-    if UNINDEXED not in store.vector_tables():
-        return query
-    return f"{query} UNION ALL {query.replace('SectionVector', UNINDEXED, 1)}"
 
 
 @dataclass(slots=True)
@@ -249,7 +239,7 @@ class _Embedding:
         have = 0
         if not self.force and vector_count(store.table_counts()):
             have_file = self.root / "have.parquet"
-            store.export_parquet(_both_tables(store, _VECTOR_KEYS), have_file)
+            store.export_parquet(store.over_vector_tables(_VECTOR_KEYS), have_file)
             have = pq.read_metadata(have_file).num_rows
         stale: list[str] = []
         todo = self.root / "todo.parquet"
@@ -376,10 +366,11 @@ class _Embedding:
     def _export_kept(self, store: GraphStore, kept: Path, stale: list[str]) -> None:
         every = self.root / "vectors.parquet"
         store.export_parquet(
-            _both_tables(
-                store,
+            # the waiting vectors too: the index is rebuilt from both, never folded into
+            # here (a COPY into the index breaks it if an interrupted embed rolls it back)
+            store.over_vector_tables(
                 "MATCH (v:SectionVector) RETURN v.id AS id, v.text_hash AS text_hash, "
-                "v.embedding AS embedding",
+                "v.embedding AS embedding"
             ),
             every,
         )

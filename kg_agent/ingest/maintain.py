@@ -34,7 +34,7 @@ from kg_agent.ingest.pipeline import finish_indexes, sigterm_as_interrupt
 from kg_agent.ingest.stage import LoadLock, Stage
 from kg_agent.ingest.update import READ_EVERY_PAGE
 from kg_agent.ingest.write import WriteJob, now, write_in_child
-from kg_agent.store import SCHEMA_VERSION, UNINDEXED, GraphStore, vector_count
+from kg_agent.store import SCHEMA_VERSION, GraphStore, vector_count
 from kg_agent.store.edits import GraphEdits
 from kg_agent.store.indexes import LinkChanges, TextSource
 from kg_agent.store.integrity import write_checksums
@@ -327,12 +327,8 @@ def _rebuild(db: Path, new: Path, meta: dict[str, str], gen: str, counts: dict[s
         with GraphStore.open(db, read_only=True) as old:
             for table, query in _EXPORTS.items():
                 files[table] = Path(tmp) / f"{table}.parquet"
-                if table == "SectionVector" and UNINDEXED in old.vector_tables():
-                    # an update's vectors that wait outside the index: the new graph
-                    # indexes them with the rest
-                    query += (
-                        f" UNION ALL MATCH (u:{UNINDEXED}) RETURN u.id, u.text_hash, u.embedding"
-                    )
+                if table == "SectionVector":  # with those waiting: the new index takes all
+                    query = old.over_vector_tables(query)
                 old.export_parquet(query, files[table])
             old_gen = old.generation_path()
         if old_gen is not None and old_gen.is_dir():

@@ -607,7 +607,7 @@ class GraphStore(GraphReads, VectorWrites):
         for t in NODE_TABLES:
             out[t] = int(self._scalar(f"MATCH (n:{t}) RETURN count(n)") or 0)
         if UNINDEXED in self.vector_tables():
-            out[UNINDEXED] = int(self._scalar(f"MATCH (n:{UNINDEXED}) RETURN count(n)") or 0)
+            out[UNINDEXED] = self.unindexed_count()
         for t in REL_TABLES:
             out[t] = int(self._scalar(f"MATCH ()-[r:{t}]->() RETURN count(r)") or 0)
         return out

@@ -142,6 +142,19 @@ class GraphReads:
             self._vector_tables = found
         return found
 
+    def unindexed_count(self) -> int:
+        """Vectors waiting outside the index (0 in a graph older than their table)."""
+        if UNINDEXED not in self.vector_tables():
+            return 0
+        return self._count(f"MATCH (u:{UNINDEXED}) RETURN count(u)")
+
+    def over_vector_tables(self, query: str) -> str:
+        """``query`` (one of this package's, over ``SectionVector``) over the vectors
+        waiting beside the index too: an export that rebuilds the index from both."""
+        if UNINDEXED not in self.vector_tables():
+            return query
+        return f"{query} UNION ALL {query.replace('SectionVector', UNINDEXED, 1)}"
+
     def _any_waiting(self) -> bool:
         """Whether vectors wait beside the index; a read-only store asks once (no
         writer can change the file while it is open)."""
@@ -236,11 +249,7 @@ class GraphReads:
                     {"lost": LOST},
                 )
             ],
-            unindexed_vectors=(
-                c(f"MATCH (u:{UNINDEXED}) RETURN count(u)")
-                if UNINDEXED in self.vector_tables()
-                else 0
-            ),
+            unindexed_vectors=self.unindexed_count(),
         )
 
     def vector_search(self, embedding: Sequence[float], k: int) -> list[SectionHit]:

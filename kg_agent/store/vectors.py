@@ -55,6 +55,7 @@ class VectorWrites:
         def index_names(self) -> set[str]: ...
         def set_meta(self, **values: str) -> None: ...
         def vector_tables(self) -> tuple[str, ...]: ...
+        def unindexed_count(self) -> int: ...
 
         _in_tx: bool
 
@@ -86,12 +87,6 @@ class VectorWrites:
             if rows and rows[0][0] is not None:
                 return str(rows[0][0])
         return None
-
-    def unindexed_count(self) -> int:
-        """Vectors waiting outside the index (0 in a graph older than their table)."""
-        if UNINDEXED not in self.vector_tables():
-            return 0
-        return int(self._run(f"MATCH (u:{UNINDEXED}) RETURN count(u)")[0][0] or 0)
 
     def fold_unindexed(self) -> int:
         """Move the vectors waiting outside the index into it (each one an HNSW insert);
