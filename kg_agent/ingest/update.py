@@ -423,7 +423,10 @@ class Updater:
         report.sections_written = int(counts.get("sections", 0))
         embed = "now" if embeddings == "complete" else "none"
         if embed == "now" and report.sections_written:
-            self._timed("embed", report, lambda: self._embed(stage, parsed.units, report))
+            self._timed(
+                "embed", report, lambda: self._embed(stage, parsed.units, report, warmup.model)
+            )
+        warmup.stop()  # the model's process, if any, is not kept beside the writer
         result = stage.file("edits-result.json")
         job = WriteJob(
             db_path=self.db_path,
@@ -492,15 +495,18 @@ class Updater:
             )
             return prepare(stage, parsed, graph, progress=self.options.progress, table=table)
 
-    def _embed(self, stage: Stage, units: Sequence[int], report: UpdateReport) -> None:
-        """Embed the written sections, the graph's vectors of unchanged text first."""
-        reuse = _reuse_cache(self.db_path, stage, self.embedder)
-        report.embed_device = self.embedder.device
+    def _embed(
+        self, stage: Stage, units: Sequence[int], report: UpdateReport, model: Embedder
+    ) -> None:
+        """Embed the written sections with ``model`` (the updater's embedder, or its model
+        started beside the diff), the graph's vectors of unchanged text first."""
+        reuse = _reuse_cache(self.db_path, stage, model)
+        report.embed_device = model.device
         try:
             embed_shards(
                 stage,
                 units,
-                self.embedder,
+                model,
                 total_sections=report.sections_written,
                 cache=self.options.cache,
                 progress=self.options.progress,

@@ -3,12 +3,14 @@
 An update embeds a few sections, but the model's start is paid whole whatever their number:
 torch, the weights, on a GPU CUDA's context and a first batch (3-4 s on a CPU, 8-11 s on an
 H100 machine; docs/BENCHMARKS.md). The diff, the reparse and the resolve before the embed need
-no model, so a thread starts it there. The embed phase then finds it loaded, or waits for the
-rest of its start under the model's own lock (:meth:`Embedder.load`).
+no model, so the model starts there: the package's own :class:`Embedder` in a process of its
+own (:mod:`kg_agent.ingest.model_process`, which says why not a thread), any other embedder on
+a thread. The embed phase embeds with :attr:`ModelWarmup.model`, which finds it loaded, or
+waits for the rest of its start.
 
-A failed start is not reported here: the embed phase loads the model again and raises as it
-always did. The thread is joined when the ``with`` block ends, so no import or CUDA call is
-left running while the interpreter exits.
+A failed start is not reported here: the embed phase loads the model in this process and
+raises as it always did. The thread is joined and the process stopped when the ``with``
+block ends (or :meth:`ModelWarmup.stop`), so nothing is left running after it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from types import TracebackType
 
 from kg_agent.embedding import Embedder
+from kg_agent.ingest.model_process import ChildEmbedder, ModelProcess
 
 __all__ = ["ModelWarmup"]
 
@@ -26,17 +29,38 @@ log = logging.getLogger(__name__)
 
 
 class ModelWarmup:
-    """A thread that loads ``embedder``'s model and runs one text through it, once started."""
+    """Loads ``embedder``'s model and runs one text through it, once started: in a child
+    process for the package's own :class:`Embedder`, on a thread for any other."""
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
-        self.seconds: float | None = None  # how long the start took, once done
+        self._seconds: float | None = None
         self._thread: threading.Thread | None = None
+        self._child: ModelProcess | None = None
+        self._model: Embedder = embedder
+
+    @property
+    def seconds(self) -> float | None:
+        """How long the start took, once done (for a process: once the embed asked it)."""
+        return self._child.seconds if self._child is not None else self._seconds
+
+    @property
+    def model(self) -> Embedder:
+        """What the embed phase embeds with: the started model, or ``embedder`` itself."""
+        return self._model
 
     def start(self) -> None:
         """Start it unless started or the model is loaded already."""
-        if self._thread is not None or self.embedder.is_loaded:
+        if self._thread is not None or self._child is not None or self.embedder.is_loaded:
             return
+        if type(self.embedder) is Embedder:
+            try:
+                self._child = ModelProcess(self.embedder)
+            except OSError as exc:  # no process to be had (limits): the thread will do
+                log.debug("model process not started: %s", exc)
+            else:
+                self._model = ChildEmbedder(self.embedder, self._child)
+                return
         self._thread = threading.Thread(target=self._run, name="model-warmup", daemon=True)
         self._thread.start()
 
@@ -50,12 +74,16 @@ class ModelWarmup:
         except Exception as exc:  # the embed phase loads again and raises it there
             log.debug("model warm-up failed: %s", exc)
             return
-        self.seconds = time.perf_counter() - t0
+        self._seconds = time.perf_counter() - t0
 
-    def wait(self) -> None:
-        """Block until the start is over (done, or failed); at once if never started."""
+    def stop(self) -> None:
+        """Join the thread (its start is over then, done or failed) or stop the process;
+        at once if never started. The model is not used through :attr:`model` after."""
         if self._thread is not None:
             self._thread.join()
+        if self._child is not None:
+            self._child.close()
+            self._model = self.embedder
 
     def __enter__(self) -> ModelWarmup:
         return self
@@ -66,4 +94,4 @@ class ModelWarmup:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.wait()
+        self.stop()

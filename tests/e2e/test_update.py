@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bz2
 import json
+import multiprocessing
 import os
 import re
 import signal
@@ -515,6 +516,22 @@ def test_the_model_starts_beside_the_diff_and_only_for_pages_to_write(
     second = update_graph(lacking, db, embedder=idle, options=UpdateOptions(progress=False))
     assert second.deleted == 1 and second.added == second.changed == 0
     assert idle.started_by is None and not idle.is_loaded
+
+
+def test_the_package_model_embeds_in_its_own_process_with_the_same_vectors(
+    newer: Path, embedder: Embedder, fresh_newer: Path, tmp_path: Path
+) -> None:
+    """kg-agent's own embedder starts in a child process beside the diff: the update's
+    process never loads the model, the child is gone after, and the graph (vectors to
+    1e-5) is a fresh load's, whose model ran here."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    model = Embedder()
+    fresh_text = UpdateOptions(progress=False, cache=False)  # the suite's cache holds it
+    report = update_graph(newer, db, embedder=model, options=fresh_text)
+    assert report.sections_embedded > 0 and not model.is_loaded
+    assert not [p for p in multiprocessing.active_children() if p.name == "kg-agent-model"]
+    assert_same_graph(db, fresh_newer)
 
 
 # ---------------------------------------------------------------- delete

@@ -1,0 +1,192 @@
+"""The embedding model in a process of its own, started beside an update's CPU phases.
+
+Why a process and not a thread: the model's start (torch's imports, the weights, on a GPU
+CUDA's set-up) holds Python's lock most of its 3-11 s, so a thread starting it shared the
+main thread's time more than it ran beside it. Measured on an H100 machine at 100k
+articles, a thread took 8 s off the embed and added 7.4 s to the diff, reparse and resolve
+before it (docs/BENCHMARKS.md). A spawned process has its own lock and its own core; the
+vectors come back over a pipe (1,500 sections are ~2.3 MB).
+
+Only the package's own :class:`Embedder` runs there, rebuilt from its settings; a subclass
+(a caller's own model) cannot be rebuilt in another process and keeps the thread.
+Anything wrong with the process (its start failed, it died, an embed raised there) makes
+:class:`ChildEmbedder` embed in this process instead, where the error, if it is the
+model's, is raised as it always was. The child ignores Ctrl-C (the parent decides), dies
+with its parent, and exits when its pipe closes.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+
+from kg_agent.embedding import Embedder, EmbeddingConfig, FloatArray
+from kg_agent.exceptions import one_line
+
+__all__ = ["ChildEmbedder", "ModelProcess"]
+
+log = logging.getLogger(__name__)
+
+_STOP_WAIT_S = 5.0  # after this a child that does not exit on its own is killed
+
+
+class ChildGone(Exception):
+    """The model process cannot embed (start failed, died, or an embed raised there)."""
+
+
+def _serve(conn: Connection, settings: dict[str, Any]) -> None:
+    """The child: load the model, embed one text, say so; then embed what it is sent."""
+    from kg_agent.ingest.parse import set_parent_death_signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    set_parent_death_signal()
+    t0 = time.perf_counter()
+    try:
+        embedder = EmbeddingConfig(**settings["config"]).build(settings["device"])
+        embedder._plain = settings["plain"]
+        embedder._sort_by = settings["sort_by"]
+        embedder.load()
+        embedder.embed(["warm-up"])  # CUDA's kernels and the tokenizer's buffers, set up
+    except Exception as exc:
+        conn.send(("failed", one_line(exc)))
+        return
+    conn.send(("ready", time.perf_counter() - t0))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message[0] != "embed":
+            return
+        try:
+            vectors = embedder.embed(message[1], progress=lambda n: conn.send(("progress", n)))
+        except Exception as exc:
+            conn.send(("error", one_line(exc)))
+            continue
+        conn.send(("vectors", vectors))
+
+
+class ModelProcess:
+    """A spawned process holding ``embedder``'s model; see the module doc."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        if type(embedder) is not Embedder:
+            raise TypeError("only kg_agent's own Embedder can be rebuilt in a child process")
+        settings = {
+            "config": asdict(embedder.config),
+            "device": embedder.device,
+            "plain": embedder._plain,
+            "sort_by": embedder._sort_by,
+        }
+        ctx = multiprocessing.get_context("spawn")
+        self._conn, theirs = ctx.Pipe()
+        self._proc = ctx.Process(
+            target=_serve, args=(theirs, settings), name="kg-agent-model", daemon=True
+        )
+        self._proc.start()
+        theirs.close()  # so that the child's death reads as EOF here
+        self.seconds: float | None = None  # the child's start, once it reported
+        self._broken: str | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid
+
+    def _receive(self) -> tuple[str, Any]:
+        try:
+            kind, value = self._conn.recv()
+        except (EOFError, OSError) as exc:
+            self._broken = f"the model process ended (exit status {self._proc.exitcode})"
+            raise ChildGone(self._broken) from exc
+        return str(kind), value
+
+    def wait_ready(self) -> None:
+        """Block until the child has its model; :class:`ChildGone` if it never will."""
+        if self._broken is not None:
+            raise ChildGone(self._broken)
+        if self.seconds is not None:
+            return
+        kind, value = self._receive()
+        if kind != "ready":
+            self._broken = str(value)
+            raise ChildGone(self._broken)
+        self.seconds = float(value)
+
+    def embed(self, texts: list[str], progress: Callable[[int], None] | None = None) -> FloatArray:
+        """The child's vectors of ``texts``; :class:`ChildGone` if it could not."""
+        self.wait_ready()
+        try:
+            self._conn.send(("embed", texts))
+        except (OSError, ValueError) as exc:
+            self._broken = f"the model process ended ({exc})"
+            raise ChildGone(self._broken) from exc
+        while True:
+            kind, value = self._receive()
+            if kind == "progress":
+                if progress is not None:
+                    progress(int(value))
+            elif kind == "vectors":
+                return np.asarray(value, dtype=np.float32)
+            else:  # "error": the embed raised there; the caller tries here
+                raise ChildGone(str(value))
+
+    def close(self) -> None:
+        """Stop the child (at once if it is still starting) and reap it."""
+        try:
+            if self.seconds is not None and self._broken is None and self._proc.is_alive():
+                self._conn.send(("stop",))
+                self._proc.join(_STOP_WAIT_S)
+        except (OSError, ValueError):
+            pass
+        if self._proc.is_alive():
+            self._proc.kill()
+        self._proc.join()
+        self._conn.close()
+
+
+class ChildEmbedder(Embedder):
+    """``local``'s settings, its texts embedded by ``child``, or by ``local`` itself when
+    the child cannot (the same vectors either way; an error raised as ``local`` raises it)."""
+
+    def __init__(self, local: Embedder, child: ModelProcess) -> None:
+        settings = asdict(local.config)
+        super().__init__(settings.pop("model"), device=local.device, **settings)
+        self._plain = local._plain
+        self._sort_by = local._sort_by
+        self.local = local
+        self.child = child
+        self._warned = False
+
+    @property
+    def is_loaded(self) -> bool:
+        return self.local.is_loaded
+
+    @property
+    def dimension(self) -> int:
+        return self.local.dimension
+
+    def load(self) -> Any:
+        return self.local.load()
+
+    def embed(
+        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
+    ) -> FloatArray:
+        items = texts if isinstance(texts, str) else list(texts)
+        checked = not isinstance(items, str) and all(isinstance(t, str) for t in items)
+        if checked and items and not self.local.is_loaded:
+            try:
+                return self.child.embed(list(items), progress)
+            except ChildGone as exc:
+                if not self._warned and self.child.seconds is not None:  # it had started
+                    log.warning("the model process could not embed (%s); embedding here", exc)
+                self._warned = True
+        return self.local.embed(items, progress)
