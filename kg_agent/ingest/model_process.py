@@ -35,8 +35,6 @@ __all__ = ["ChildEmbedder", "ModelProcess"]
 
 log = logging.getLogger(__name__)
 
-_STOP_WAIT_S = 5.0  # after this a child that does not exit on its own is killed
-
 
 class ChildGone(Exception):
     """The model process cannot embed (start failed, died, or an embed raised there)."""
@@ -140,13 +138,8 @@ class ModelProcess:
                 raise ChildGone(str(value))
 
     def close(self) -> None:
-        """Stop the child (at once if it is still starting) and reap it."""
-        try:
-            if self.seconds is not None and self._broken is None and self._proc.is_alive():
-                self._conn.send(("stop",))
-                self._proc.join(_STOP_WAIT_S)
-        except (OSError, ValueError):
-            pass
+        """Stop the child at once (it holds nothing to save, and an update's write waits
+        for this) and reap it."""
         if self._proc.is_alive():
             self._proc.kill()
         self._proc.join()

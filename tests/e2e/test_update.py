@@ -776,6 +776,66 @@ def test_kill_9_during_the_write_leaves_the_graph_then_the_rerun_finishes(
         assert "lost rows of its last update" in line and "Traceback" not in done.stderr
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every living process under ``pid`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, todo = [], [pid]
+    while todo:
+        here = todo.pop()
+        kids = [p for p, parent in parents.items() if parent == here]
+        found += kids
+        todo += kids
+    return found
+
+
+def _holds_torch(pid: int) -> bool:
+    try:
+        return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc (Linux)")
+def test_ctrl_c_while_the_model_process_starts_stops_it_and_keeps_the_graph(
+    newer: Path, embedder: Embedder, fresh_newer: Path, tmp_path: Path
+) -> None:
+    """Ctrl-C while the update's model starts in its own process: a one-line error, the
+    model's process gone with the command, the graph as it was; the rerun finishes."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    before = _snapshot(db)
+    proc = subprocess.Popen(
+        [*kg_agent_exe(), "update", str(newer), "--db", str(db), "--no-cache", "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, HF_HUB_OFFLINE="1"),
+    )
+    deadline = time.time() + 300
+    model: list[int] = []
+    while not model:  # only the model's process imports torch (no GPU driver here)
+        assert proc.poll() is None, proc.communicate()
+        assert time.time() < deadline, "the model's process was never seen"
+        model = [p for p in _descendants(proc.pid) if _holds_torch(p)]
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    assert "interrupted" in err and "left as it was" in err and "Traceback" not in err
+    assert not Path(f"/proc/{model[0]}").exists()
+    assert _snapshot(db) == before
+    done = _run("update", str(newer), "--db", str(db), "--no-cache", "--json", "-q")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["resumed"] is True
+    assert_same_graph(db, fresh_newer)
+
+
 def _committed(db: Path) -> bool:
     with GraphStore.open(db, read_only=True) as store:
         return any(str(r["fingerprint"]).startswith("update-") for r in store.loads())
