@@ -381,6 +381,8 @@ class Updater:
             progress=opts.progress,
             known=known,
         )
+        if embeddings == "complete":
+            warmup.start(early=True)  # most updates write articles; stopped below if not
         parsed: ParseResult = self._timed(
             "parse",
             report,
@@ -391,6 +393,8 @@ class Updater:
             "kept", 0
         ):
             warmup.start()  # articles parsed to write: the embed will want the model
+        else:
+            warmup.stop()  # nothing to embed: an early start ends here
 
         def reparse(units: dict[int, list[int] | None], which: PageFilter) -> list[int]:
             out: list[int] = self._timed(

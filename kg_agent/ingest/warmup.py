@@ -2,11 +2,12 @@
 
 An update embeds a few sections, but the model's start is paid whole whatever their number:
 torch, the weights, on a GPU CUDA's context and a first batch (3-4 s on a CPU, 8-11 s on an
-H100 machine; docs/BENCHMARKS.md). The diff, the reparse and the resolve before the embed need
-no model, so the model starts there: the package's own :class:`Embedder` in a process of its
-own (:mod:`kg_agent.ingest.model_process`, which says why not a thread), any other embedder on
-a thread. The embed phase embeds with :attr:`ModelWarmup.model`, which finds it loaded, or
-waits for the rest of its start.
+H100 machine; docs/BENCHMARKS.md). The phases before the embed need no model, so the model
+starts beside them: the package's own :class:`Embedder` in a process of its own
+(:mod:`kg_agent.ingest.model_process`, which says why not a thread), started before the parse
+and stopped at once if the parse finds nothing to write; any other embedder on a thread, once
+the parse found articles to write (a thread cannot be stopped). The embed phase embeds with
+:attr:`ModelWarmup.model`, which finds it loaded, or waits for the rest of its start.
 
 A failed start is not reported here: the embed phase loads the model in this process and
 raises as it always did. The thread is joined and the process stopped when the ``with``
@@ -49,9 +50,14 @@ class ModelWarmup:
         """What the embed phase embeds with: the started model, or ``embedder`` itself."""
         return self._model
 
-    def start(self) -> None:
-        """Start it unless started or the model is loaded already."""
+    def start(self, *, early: bool = False) -> None:
+        """Start it unless started or the model is loaded already. ``early`` (before it is
+        known whether the model will be needed) starts only a process, which
+        :meth:`stop` can end at once; a thread cannot be stopped, so it waits for a
+        call without ``early``."""
         if self._thread is not None or self._child is not None or self.embedder.is_loaded:
+            return
+        if early and type(self.embedder) is not Embedder:
             return
         if type(self.embedder) is Embedder:
             try:

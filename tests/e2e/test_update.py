@@ -496,9 +496,9 @@ class _NotingEmbedder(Embedder):
 def test_the_model_starts_beside_the_diff_and_only_for_pages_to_write(
     newer: Path, embedder: Embedder, tmp_path: Path
 ) -> None:
-    """The model's start (seconds, whatever the sections) runs on a thread beside the
-    diff and resolve once the parse found pages to write; an update that parsed none
-    (the newer dump only lacks IBM) never starts it."""
+    """A caller's own embedder starts its model (seconds, whatever the sections) on a
+    thread beside the diff and resolve once the parse found pages to write; an update
+    that parsed none (the newer dump only lacks IBM) never starts it."""
     db = tmp_path / "g.kuzu"
     load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
     model = _NotingEmbedder()
@@ -516,6 +516,17 @@ def test_the_model_starts_beside_the_diff_and_only_for_pages_to_write(
     second = update_graph(lacking, db, embedder=idle, options=UpdateOptions(progress=False))
     assert second.deleted == 1 and second.added == second.changed == 0
     assert idle.started_by is None and not idle.is_loaded
+    # kg-agent's own model starts in a process before the parse, which is stopped once
+    # the parse finds nothing to write
+    other = min(ids - {"109"}, key=int)
+    fewer = write_dump(
+        text, pages_of(text, ids - {"109", other}), tmp_path / "v4-pages-articles.xml"
+    )
+    plain = Embedder()
+    third = update_graph(fewer, db, embedder=plain, options=UpdateOptions(progress=False))
+    assert third.added == third.changed == third.sections_embedded == 0
+    assert not plain.is_loaded
+    assert not [p for p in multiprocessing.active_children() if p.name == "kg-agent-model"]
 
 
 def test_the_package_model_embeds_in_its_own_process_with_the_same_vectors(

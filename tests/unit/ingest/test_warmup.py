@@ -77,3 +77,25 @@ def test_a_failed_start_is_raised_where_the_model_is_used(
         with pytest.raises(InvalidArgumentError, match="cannot load embedding model"):
             warmup.model.embed([TEXT])
     assert warmup.seconds is None and not broken.is_loaded
+
+
+def test_an_early_start_starts_only_a_process(embedder: Embedder) -> None:
+    """Before it is known whether the model is needed, only what can be stopped starts."""
+    own = _OwnEmbedder()
+    with ModelWarmup(own) as warmup:
+        warmup.start(early=True)
+        assert warmup.model is own and warmup._thread is None  # a thread waits
+        warmup.start()
+        assert warmup._thread is not None
+    assert own.is_loaded
+
+
+def test_an_early_start_not_needed_is_stopped_at_once() -> None:
+    fresh = Embedder()
+    warmup = ModelWarmup(fresh)
+    warmup.start(early=True)
+    model = warmup.model
+    assert isinstance(model, ChildEmbedder)
+    warmup.stop()  # the parse found nothing to write
+    assert model.child._proc.exitcode is not None  # killed, not left to finish its start
+    assert warmup.model is fresh and not fresh.is_loaded
