@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -42,35 +43,39 @@ class ChildGone(Exception):
 
 def _serve(conn: Connection, settings: dict[str, Any]) -> None:
     """The child: load the model, embed one text, say so; then embed what it is sent."""
-    from kg_agent.ingest.parse import set_parent_death_signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    from kg_agent.ingest.parse import set_parent_death_signal
+
     set_parent_death_signal()
+    if os.getppid() != settings["parent"]:  # the parent died before the signal was set
+        return
     t0 = time.perf_counter()
     try:
-        embedder = EmbeddingConfig(**settings["config"]).build(settings["device"])
-        embedder._plain = settings["plain"]
-        embedder._sort_by = settings["sort_by"]
-        embedder.load()
-        embedder.embed(["warm-up"])  # CUDA's kernels and the tokenizer's buffers, set up
-    except Exception as exc:
-        conn.send(("failed", one_line(exc)))
-        return
-    conn.send(("ready", time.perf_counter() - t0))
-    while True:
         try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message[0] != "embed":
-            return
-        try:
-            vectors = embedder.embed(message[1], progress=lambda n: conn.send(("progress", n)))
+            embedder = EmbeddingConfig(**settings["config"]).build(settings["device"])
+            embedder._plain = settings["plain"]
+            embedder._sort_by = settings["sort_by"]
+            embedder.load()
+            embedder.embed(["warm-up"])  # CUDA's kernels and the tokenizer's buffers, set up
         except Exception as exc:
-            conn.send(("error", one_line(exc)))
-            continue
-        conn.send(("vectors", vectors))
+            conn.send(("failed", one_line(exc)))
+            return
+        conn.send(("ready", time.perf_counter() - t0))
+        while True:
+            message = conn.recv()
+            if message[0] != "embed":
+                return
+            try:
+                vectors = embedder.embed(message[1], progress=lambda n: conn.send(("progress", n)))
+            except (EOFError, OSError):
+                raise
+            except Exception as exc:
+                conn.send(("error", one_line(exc)))
+                continue
+            conn.send(("vectors", vectors))
+    except (EOFError, OSError):  # the parent closed the pipe or is gone: nothing to do
+        return
 
 
 class ModelProcess:
@@ -84,6 +89,7 @@ class ModelProcess:
             "device": embedder.device,
             "plain": embedder._plain,
             "sort_by": embedder._sort_by,
+            "parent": os.getpid(),
         }
         ctx = multiprocessing.get_context("spawn")
         self._conn, theirs = ctx.Pipe()
@@ -103,9 +109,16 @@ class ModelProcess:
         try:
             kind, value = self._conn.recv()
         except (EOFError, OSError) as exc:
+            self._proc.join(1)  # reaped, so that its exit status is known
             self._broken = f"the model process ended (exit status {self._proc.exitcode})"
             raise ChildGone(self._broken) from exc
         return str(kind), value
+
+    def _abandon(self, why: str) -> None:
+        """Never use the child again: its pipe may hold replies to a request left unread
+        (which the next request would take for its own), or it failed."""
+        self._broken = why
+        self.close()
 
     def wait_ready(self) -> None:
         """Block until the child has its model; :class:`ChildGone` if it never will."""
@@ -120,22 +133,29 @@ class ModelProcess:
         self.seconds = float(value)
 
     def embed(self, texts: list[str], progress: Callable[[int], None] | None = None) -> FloatArray:
-        """The child's vectors of ``texts``; :class:`ChildGone` if it could not."""
-        self.wait_ready()
+        """The child's vectors of ``texts``; :class:`ChildGone` if it could not, and then
+        the child is stopped (so is it when anything else interrupts the exchange)."""
         try:
-            self._conn.send(("embed", texts))
-        except (OSError, ValueError) as exc:
-            self._broken = f"the model process ended ({exc})"
-            raise ChildGone(self._broken) from exc
-        while True:
-            kind, value = self._receive()
-            if kind == "progress":
-                if progress is not None:
-                    progress(int(value))
-            elif kind == "vectors":
-                return np.asarray(value, dtype=np.float32)
-            else:  # "error": the embed raised there; the caller tries here
-                raise ChildGone(str(value))
+            self.wait_ready()
+            try:
+                self._conn.send(("embed", texts))
+            except (OSError, ValueError) as exc:
+                raise ChildGone(f"the model process ended ({exc})") from exc
+            while True:
+                kind, value = self._receive()
+                if kind == "progress":
+                    if progress is not None:
+                        progress(int(value))
+                elif kind == "vectors":
+                    return np.asarray(value, dtype=np.float32)
+                else:  # "error": the embed raised there; the caller tries here
+                    raise ChildGone(str(value))
+        except ChildGone as exc:
+            self._abandon(str(exc))
+            raise
+        except BaseException:  # Ctrl-C, the progress callback, memory: mid-exchange
+            self._abandon("an embed was interrupted")
+            raise
 
     def close(self) -> None:
         """Stop the child at once (it holds nothing to save, and an update's write waits
@@ -175,11 +195,21 @@ class ChildEmbedder(Embedder):
     ) -> FloatArray:
         items = texts if isinstance(texts, str) else list(texts)
         checked = not isinstance(items, str) and all(isinstance(t, str) for t in items)
+        done = 0  # what the child reported: a fallback's progress does not go back
+
+        def reported(n: int) -> None:
+            nonlocal done
+            done = max(done, n)
+            if progress is not None:
+                progress(done)
+
         if checked and items and not self.local.is_loaded:
             try:
-                return self.child.embed(list(items), progress)
+                return self.child.embed(list(items), reported)
             except ChildGone as exc:
-                if not self._warned and self.child.seconds is not None:  # it had started
+                if self._warned or self.child.seconds is None:  # its start failed: as here
+                    log.debug("the model process did not start (%s); embedding here", exc)
+                else:
                     log.warning("the model process could not embed (%s); embedding here", exc)
                 self._warned = True
-        return self.local.embed(items, progress)
+        return self.local.embed(items, reported if progress is not None else None)

@@ -64,6 +64,8 @@ class ModelWarmup:
                 self._child = ModelProcess(self.embedder)
             except OSError as exc:  # no process to be had (limits): the thread will do
                 log.debug("model process not started: %s", exc)
+                if early:  # but a thread cannot be stopped: it waits for the parse
+                    return
             else:
                 self._model = ChildEmbedder(self.embedder, self._child)
                 return

@@ -530,17 +530,32 @@ def test_the_model_starts_beside_the_diff_and_only_for_pages_to_write(
 
 
 def test_the_package_model_embeds_in_its_own_process_with_the_same_vectors(
-    newer: Path, embedder: Embedder, fresh_newer: Path, tmp_path: Path
+    newer: Path,
+    embedder: Embedder,
+    fresh_newer: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """kg-agent's own embedder starts in a child process beside the diff: the update's
-    process never loads the model, the child is gone after, and the graph (vectors to
-    1e-5) is a fresh load's, whose model ran here."""
+    """kg-agent's own embedder starts in a child process beside the parse and diff: the
+    update's process never loads the model, the child is gone before the writer starts,
+    and the graph (vectors to 1e-5) is a fresh load's, whose model ran here."""
+    import kg_agent.ingest.update as update_module
+
     db = tmp_path / "g.kuzu"
     load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    beside_writer: list[list[str]] = []
+    write = update_module.write_in_child
+
+    def noting(job: Any) -> dict[str, int]:  # the real writer, noting who runs beside it
+        beside_writer.append([p.name for p in multiprocessing.active_children()])
+        return write(job)
+
+    monkeypatch.setattr(update_module, "write_in_child", noting)
     model = Embedder()
     fresh_text = UpdateOptions(progress=False, cache=False)  # the suite's cache holds it
     report = update_graph(newer, db, embedder=model, options=fresh_text)
     assert report.sections_embedded > 0 and not model.is_loaded
+    assert len(beside_writer) == 1 and "kg-agent-model" not in beside_writer[0]
     assert not [p for p in multiprocessing.active_children() if p.name == "kg-agent-model"]
     assert_same_graph(db, fresh_newer)
 
@@ -805,9 +820,12 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _holds_torch(pid: int) -> bool:
+def _model_process(pid: int) -> bool:
+    """A spawned process (not the CLI, which imports torch itself where a GPU driver is)
+    that holds torch: no parse worker or writer does."""
     try:
-        return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
+        spawned = b"--multiprocessing-fork" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return spawned and "libtorch" in Path(f"/proc/{pid}/maps").read_text()
     except OSError:
         return False
 
@@ -830,10 +848,10 @@ def test_ctrl_c_while_the_model_process_starts_stops_it_and_keeps_the_graph(
     )
     deadline = time.time() + 300
     model: list[int] = []
-    while not model:  # only the model's process imports torch (no GPU driver here)
+    while not model:
         assert proc.poll() is None, proc.communicate()
         assert time.time() < deadline, "the model's process was never seen"
-        model = [p for p in _descendants(proc.pid) if _holds_torch(p)]
+        model = [p for p in _descendants(proc.pid) if _model_process(p)]
         time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=120)

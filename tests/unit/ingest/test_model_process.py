@@ -13,7 +13,7 @@ import pytest
 
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.ingest.model_process import ChildEmbedder, ModelProcess
+from kg_agent.ingest.model_process import ChildEmbedder, ChildGone, ModelProcess
 
 TEXTS = [f"Article {i} :: History :: Event number {i} happened in {1900 + i}." for i in range(40)]
 
@@ -43,6 +43,21 @@ def test_ctrl_c_reaches_the_parent_only(child: ModelProcess) -> None:
     assert child.embed(TEXTS[:2]).shape[0] == 2  # it ignored it, and still embeds
 
 
+def test_an_embed_interrupted_midway_is_never_answered_by_its_leftovers(
+    child: ModelProcess,
+) -> None:
+    """Replies left unread in the pipe would answer the next request: the child goes."""
+
+    def interrupt(_done: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        child.embed(TEXTS, progress=interrupt)
+    with pytest.raises(ChildGone):
+        child.embed(TEXTS[:2])
+    assert child._proc.exitcode == -signal.SIGKILL
+
+
 def test_a_child_killed_leaves_the_embed_to_this_process_with_one_warning(
     embedder: Embedder, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -60,6 +75,7 @@ def test_a_child_killed_leaves_the_embed_to_this_process_with_one_warning(
         proc.close()
     np.testing.assert_allclose(first, embedder.embed(TEXTS[:3]), atol=1e-5)
     assert second.shape == (3, embedder.dimension) and local.is_loaded
+    assert proc._proc.exitcode == -signal.SIGKILL  # reaped, not left behind
     warnings = [r.getMessage() for r in caplog.records]
     assert len(warnings) == 1 and "embedding here" in warnings[0], warnings
 

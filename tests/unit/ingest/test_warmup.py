@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ def test_the_package_embedder_starts_in_a_process_and_the_vectors_do_not_change(
         child = model.child
         assert warmup.seconds is not None and warmup.seconds > 0
     assert not fresh.is_loaded  # the model ran in the child, never here
-    assert child._proc.exitcode is not None  # stopped and reaped with the block
+    assert child._proc.exitcode == -signal.SIGKILL  # stopped and reaped with the block
     assert warmup.model is fresh
 
 
@@ -97,5 +98,5 @@ def test_an_early_start_not_needed_is_stopped_at_once() -> None:
     model = warmup.model
     assert isinstance(model, ChildEmbedder)
     warmup.stop()  # the parse found nothing to write
-    assert model.child._proc.exitcode is not None  # killed, not left to finish its start
+    assert model.child._proc.exitcode == -signal.SIGKILL  # not left to finish its start
     assert warmup.model is fresh and not fresh.is_loaded
