@@ -44,7 +44,16 @@ if TYPE_CHECKING:
     "--compact/--no-compact",
     "compact",
     default=None,
-    help="Compact the graph after the update. Default: when updates have doubled its file.",
+    help="Compact the graph after the update. Default: when updates have doubled its file, "
+    "or left more vectors outside the vector index than --max-waiting-vectors.",
+)
+@click.option(
+    "--max-waiting-vectors",
+    "max_waiting",
+    type=click.IntRange(min=0),
+    help="New vectors wait beside the vector index (searched exactly) until there are more "
+    "than this many (default 20,000); then the update compacts the graph, which builds "
+    "the index anew with them.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the update report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
@@ -67,6 +76,7 @@ def update(
     delete: bool | None,
     deletions: TextIO | None,
     compact: bool | None,
+    max_waiting: int | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -79,6 +89,7 @@ def update(
     All or nothing; an interrupted update resumes when run again.
     """
     from kg_agent.ingest.update import UpdateOptions, update_graph
+    from kg_agent.store import MAX_UNINDEXED
 
     options = UpdateOptions(
         fmt=None if fmt == "auto" else fmt,
@@ -93,6 +104,7 @@ def update(
         chunk_bytes=shard_mb << 20 if shard_mb else None,
         index=index_file,
         compact=compact,
+        max_unindexed_vectors=MAX_UNINDEXED if max_waiting is None else max_waiting,
         deletions=tuple(deletions.read().splitlines()) if deletions else (),
     )
     report = run_with_embedder(
@@ -131,7 +143,8 @@ def update(
         f"({report.vectors_kept:,} left in place)"
         + (f", model on {report.embed_device}" if report.sections_embedded else "")
         + "\n"
-        f"  rows       {report.rows_kept:>8,} of rewritten articles left in place "
+        + _vectors_line(report)
+        + f"  rows       {report.rows_kept:>8,} of rewritten articles left in place "
         "(sections, links, categories that did not change)\n"
         f"  database   {report.db_bytes_after / 2**20:>8,.1f} MiB "
         f"(was {report.db_bytes_before / 2**20:,.1f}"
@@ -140,6 +153,16 @@ def update(
         f"  time       {sum(t.values()):>8.1f}s  "
         + "  ".join(f"{k} {v:.1f}s" for k, v in t.items())
     )
+
+
+def _vectors_line(report: UpdateReport) -> str:
+    """Where the new vectors are: waiting beside the vector index, or in the one the
+    update's compaction built (nothing when there were none)."""
+    if report.vectors_folded:
+        return f"  vectors    {report.vectors_folded:>8,} indexed by the compaction\n"
+    if report.vectors_unindexed:
+        return f"  vectors    {report.vectors_unindexed:>8,} wait beside the vector index\n"
+    return ""
 
 
 def _deletions_line(report: UpdateReport) -> str:

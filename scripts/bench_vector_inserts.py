@@ -8,7 +8,8 @@ GPU machine). Now they wait in ``UnindexedVector``, scanned exactly by every sea
 loaded graph, the two numbers behind that mark:
 
 * ``insert``: one ``COPY`` of a batch of vectors into the indexed table (what an update
-  paid, and what a fold pays), seconds and milliseconds a vector, per batch size;
+  paid, and what inserting the waiting vectors would pay: an update now compacts the
+  graph instead), seconds and milliseconds a vector, per batch size;
 * ``search``: the median of ``vector_search`` (the index's top 10 and the scan beside it)
   with that many vectors waiting, against none waiting.
 

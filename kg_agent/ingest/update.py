@@ -131,7 +131,8 @@ class UpdateOptions:
     chunk_bytes: int | None = None
     index: str | None = None
     #: None: compact the graph when updates have doubled its file (see
-    #: :data:`~kg_agent.ingest.maintain.AUTO_COMPACT_GROWTH`); False never; True always.
+    #: :data:`~kg_agent.ingest.maintain.AUTO_COMPACT_GROWTH`) or left more than
+    #: ``max_unindexed_vectors`` outside the vector index; False never; True always.
     compact: bool | None = None
     #: Titles deleted from the wiki since (a deletion log beside a partial export):
     #: deleted in this update's transaction as ``kg-agent delete`` deletes them, so the
@@ -144,7 +145,8 @@ class UpdateOptions:
     #: parsed whole sooner than the graph's keys are read); True or False: always, never.
     skip_known: bool | None = None
     #: New vectors wait outside the HNSW index, searched exactly, until there are more
-    #: than this many; the update that passes it moves them all in (``store/vectors.py``).
+    #: than this many; the update that passes it compacts the graph, which builds the
+    #: index anew with them all (``store/vectors.py``).
     max_unindexed_vectors: int = MAX_UNINDEXED
 
     def __post_init__(self) -> None:
@@ -189,7 +191,8 @@ class UpdateReport:
     sections_reused: int = 0  # vectors kept from the graph or the embedding cache
     vectors_kept: int = 0  # of those, left in place in the graph's vector index
     #: new vectors wait outside the HNSW index, searched exactly, until MAX_UNINDEXED
-    #: (store/vectors.py): how many wait after this update, and how many it moved in
+    #: (store/vectors.py): how many wait after this update, and how many its compaction
+    #: put into the index it built
     vectors_unindexed: int = 0
     vectors_folded: int = 0
     embed_device: str = ""  # where the model ran ("": not asked to)
@@ -296,7 +299,8 @@ class Updater:
         return report
 
     def _compact_if_due(self, report: UpdateReport) -> None:
-        """Keep the file bounded: compact when updates doubled it (or when told to)."""
+        """Keep the file bounded, and the vectors outside the index few: compact when
+        updates doubled the file or left more than the mark waiting (or when told to)."""
         from kg_agent.ingest.maintain import compact_locked, needs_compaction
 
         with GraphStore.open(self.db_path, read_only=True) as store:
@@ -305,13 +309,26 @@ class Updater:
             with GraphStore.open(self.db_path, read_only=False) as store:
                 store.set_meta(compacted_bytes=str(report.db_bytes_before))
             meta["compacted_bytes"] = str(report.db_bytes_before)
-        due = needs_compaction(self.db_path, meta)
-        if self.options.compact or (self.options.compact is None and due):
-            self._say(f"compacting {self.db_path} (updates have grown its file)")
+        grown = needs_compaction(self.db_path, meta)
+        waiting = report.vectors_unindexed > self.options.max_unindexed_vectors
+        if self.options.compact or (self.options.compact is None and (grown or waiting)):
+            why = (
+                "updates have grown its file"
+                if grown or not waiting
+                else f"{report.vectors_unindexed:,} vectors wait outside its vector index"
+            )
+            self._say(f"compacting {self.db_path} ({why})")
             t0 = time.perf_counter()
             compact_locked(Path(self.db_path), meta)
             report.compacted = True
             report.timings["compact"] = round(time.perf_counter() - t0, 3)
+            # the compaction built the vector index anew, from both tables
+            report.vectors_folded, report.vectors_unindexed = report.vectors_unindexed, 0
+        elif waiting:
+            self._say(
+                f"{report.vectors_unindexed:,} vectors wait outside the vector index of "
+                f"{self.db_path}; 'kg-agent compact' builds it anew with them"
+            )
 
     def _inspect(
         self, fp: str
@@ -456,7 +473,6 @@ class Updater:
             buffer_pool_mb=self._pool_mb(stage),
             progress=opts.progress,
             max_section_words=opts.max_section_words,
-            max_unindexed=opts.max_unindexed_vectors,
             edits={
                 "graph_vectors": str(stage.file("graph-vectors.parquet")),
                 "deleted": str(stage.file("deleted.parquet")),
@@ -471,7 +487,6 @@ class Updater:
         report.redirects_removed = int(out.get("removed_redirects", report.redirects_removed))
         report.vectors_kept = int(out.get("vectors_kept", 0))
         report.vectors_unindexed = int(out.get("vectors_unindexed", 0))
-        report.vectors_folded = int(out.get("vectors_folded", 0))
         report.rows_kept = int(out.get("rows_kept", 0))
         report.stubbed = int(out.get("stubbed_articles", 0))
         report.removed_stubs = int(out.get("removed_stubs", 0))

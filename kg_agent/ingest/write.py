@@ -38,7 +38,7 @@ from kg_agent.ingest.prepare import count_rows
 from kg_agent.ingest.replace import MAX_ARTICLES, StagedRows, Unchanged
 from kg_agent.ingest.stage import Stage
 from kg_agent.progress import Progress
-from kg_agent.store import MAX_UNINDEXED, UNINDEXED, GraphStore
+from kg_agent.store import UNINDEXED, GraphStore
 from kg_agent.store.layout import default_buffer_pool_mb
 
 __all__ = ["VECTOR_KEYS", "WriteJob", "write_graph", "write_in_child"]
@@ -117,9 +117,6 @@ class WriteJob:
     #: What sections were split at (kept in ``Meta``: an update that splits otherwise
     #: rewrites every article).
     max_section_words: int | None = None
-    #: Vectors an update may leave outside the HNSW index before it moves them in
-    #: (``store/vectors.py``).
-    max_unindexed: int = MAX_UNINDEXED
 
 
 def _files(stage: Stage, units: list[int], where: str, kind: str) -> list[Path]:
@@ -269,25 +266,18 @@ class _Copier:
         self.copy("Article", [p for p in [st.file("stubs.parquet")] if p.exists()])
         self.copy("Category", [p for p in [st.file("categories.parquet")] if p.exists()])
         self.copy("Section", self._new_rows("sections"))
-        # An update's new vectors wait beside the HNSW index while they and those already
-        # waiting stay within the mark (store/vectors.py: a COPY into the index costs ~1 s
-        # plus milliseconds a vector); past it, all go in. The fold is in this transaction,
-        # which is never rolled back (the module doc: Kùzu would break the index).
-        folded = waiting = 0
+        # An update's new vectors wait beside the HNSW index, never inserted into it
+        # (store/vectors.py: Kùzu's inserts can strand part of the index); the update
+        # that leaves more than its mark waiting compacts the graph afterwards, which
+        # builds the index anew with them (ingest/update.py).
+        waiting = 0
         if self.job.embeddings == "now":
             vectors = self._vectors_to_copy()
-            new = count_rows(vectors) if vectors else 0
             if self.job.fresh or not self.store.has_vector_index():
                 self.copy("SectionVector", vectors)  # the index is built after
             else:
-                waiting = self.store.unindexed_count()
-                if waiting + new <= self.job.max_unindexed:
-                    self.copy(UNINDEXED, vectors)
-                    waiting += new
-                else:  # past the mark: the waiting ones and these go into the index
-                    folded = self.store.fold_unindexed() + new
-                    self.copy("SectionVector", vectors)
-                    waiting = 0
+                waiting = self.store.unindexed_count() + (count_rows(vectors) if vectors else 0)
+                self.copy(UNINDEXED, vectors)
         self.copy("HAS_SECTION", self._new_rows("has_section"))
         self.copy("IN_CATEGORY", self._new_rows("in_category"))
         self.copy("MENTIONS", self._new_rows("mentions"))
@@ -307,7 +297,6 @@ class _Copier:
             "replaced_articles": self.replaced,
             "vectors_kept": len(self.kept_vectors),
             "vectors_unindexed": waiting,
-            "vectors_folded": folded,
         }
 
     def _new_rows(self, kind: str) -> list[Path]:

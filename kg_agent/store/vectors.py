@@ -5,17 +5,22 @@ A mixin of :class:`~kg_agent.store.GraphStore`, like :mod:`.reads`. Vectors live
 vector index uses; adding vectors is a ``COPY``, and rebuilding the index means
 recreating the table (see :meth:`VectorWrites.recreate_vector_table`).
 
-**Vectors an update writes wait in ``UnindexedVector``.** A ``COPY`` into Kùzu's HNSW
-index costs ~1 s plus ~5 ms a vector at 10k articles, more on a larger index (1,905 vectors
-took ~40 s of a 100k-article update's 90 s on an H100 machine; docs/BENCHMARKS.md and
-scripts/bench_vector_inserts.py), so an update copies its new vectors
-into a table without an index, which search scans exactly beside the index
+**Vectors an update writes wait in ``UnindexedVector``**, a table without an index, which
+search scans exactly beside the index
 (:meth:`~kg_agent.store.reads.GraphReads.vector_search`). A section's vector is in one table
-or the other, never both. Once that table holds :data:`MAX_UNINDEXED` vectors, the update
-that passed it moves them into the index (:meth:`VectorWrites.fold_unindexed`), and
-``kg-agent compact`` and ``kg-agent embed`` (which rebuild the index) take them whatever
-their number: the ``COPY``'s fixed cost is paid
-once per fold, not by every update, and each vector's insert once, at the fold.
+or the other, never both. They are never inserted into the HNSW index:
+
+* Kùzu 0.11.3's inserts into a built index can strand part of it. After 9 vectors went
+  into a 138-vector index (the e2e test's update), every query near one section found 2
+  hits, whatever ``k``, neither of them that section; 3 runs in 16 did so. The index
+  ``CREATE_VECTOR_INDEX`` builds from all the vectors at once has never done it.
+* The inserts cost ~1 s a ``COPY`` plus ~5 ms a vector at 10k articles and ~20 ms at
+  100k (docs/BENCHMARKS.md, scripts/bench_vector_inserts.py): 20,000 of them, ~100 s and
+  ~400 s.
+
+So once more than :data:`MAX_UNINDEXED` wait, the update that passed the mark compacts the
+graph (``ingest/update.py``), which builds the index anew from both tables, as
+``kg-agent compact`` and ``kg-agent embed`` do whatever their number.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from kg_agent.store.reads import UNINDEXED, VECTOR_INDEX
 
 __all__ = ["MAX_UNINDEXED", "UNINDEXED", "VectorWrites", "vector_count", "vector_table_ddl"]
 
-#: Vectors that wait outside the index before an update moves them in: 20,000 add ~12 ms
-#: to a search on 2 cores, whose own cost is ~15 ms (scripts/bench_vector_inserts.py).
+#: Vectors that wait outside the index before an update compacts the graph, which builds
+#: the index anew with them: 20,000 add ~12 ms to a search on 2 cores, whose own cost is
+#: ~15 ms (scripts/bench_vector_inserts.py).
 MAX_UNINDEXED = 20_000
 
 
@@ -55,9 +61,6 @@ class VectorWrites:
         def index_names(self) -> set[str]: ...
         def set_meta(self, **values: str) -> None: ...
         def vector_tables(self) -> tuple[str, ...]: ...
-        def unindexed_count(self) -> int: ...
-
-        _in_tx: bool
 
     def recreate_vector_table(self, dimension: int) -> None:
         """An empty ``SectionVector`` of ``dimension``, with no index (and an empty
@@ -87,23 +90,6 @@ class VectorWrites:
             if rows and rows[0][0] is not None:
                 return str(rows[0][0])
         return None
-
-    def fold_unindexed(self) -> int:
-        """Move the vectors waiting outside the index into it (each one an HNSW insert);
-        how many moved. Only inside the caller's transaction, so the copy and the delete
-        commit together (a vector is never in both tables, nor in neither), and only
-        where a failure is never rolled back (the writer process exits instead): Kùzu
-        0.11.3 breaks the index for good when a ``COPY`` into it is rolled back."""
-        if not self._in_tx:
-            raise RuntimeError("fold_unindexed runs inside the writer's transaction")
-        n = self.unindexed_count()
-        if not n:
-            return 0
-        self._run(
-            f"COPY SectionVector FROM (MATCH (u:{UNINDEXED}) RETURN u.id, u.text_hash, u.embedding)"
-        )
-        self._run(f"MATCH (u:{UNINDEXED}) DELETE u")
-        return n
 
     def reset_vectors(self, *, dimension: int, model: str) -> None:
         """Make an empty vector table take another model (and dimension)."""

@@ -253,17 +253,18 @@ def _index_finds_itself(db: Path) -> None:
             assert found and found[0]["sim"] > 0.9999, row["id"]
 
 
-def test_an_update_past_the_mark_moves_the_waiting_vectors_into_the_index(
+def test_an_update_past_the_mark_compacts_and_the_new_index_holds_the_waiting_vectors(
     newer: Path, embedder: Embedder, tmp_path: Path
 ) -> None:
     """The first update's vectors wait; the second (one more article edited), allowed no
-    more than wait already, puts them and its own into the index in its transaction,
-    and the graph still equals a fresh load of what it was updated to."""
+    more than wait already, compacts the graph, whose index, built anew, holds them and
+    its own; the graph still equals a fresh load of what it was updated to. Told not to
+    compact, the same update leaves them all waiting and says so."""
     db, ref = tmp_path / "g.kuzu", tmp_path / "ref.kuzu"
     load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
     first = update_graph(newer, db, embedder=embedder, options=UpdateOptions(progress=False))
     waiting = first.vectors_unindexed
-    assert waiting == first.sections_written - first.vectors_kept > 0
+    assert waiting == first.sections_written - first.vectors_kept > 0 and not first.compacted
     text = newer.read_text(encoding="utf-8")
     page = re.search(r"  <page>\s*<title>Alan Turing</title>.*?</page>\n", text, re.S)
     assert page is not None
@@ -272,11 +273,21 @@ def test_an_update_past_the_mark_moves_the_waiting_vectors_into_the_index(
     edited = bump(page.group(0).replace(lead, lead + " He was also a keen runner.", 1))
     v3 = tmp_path / "v3-pages-articles.xml"
     v3.write_text(text.replace(page.group(0), edited), encoding="utf-8")
-    opts = UpdateOptions(progress=False, max_unindexed_vectors=waiting)
-    second = update_graph(v3, db, embedder=embedder, options=opts)
-    new = second.sections_written - second.vectors_kept
-    assert second.changed == 1 and new > 0 and second.vectors_unindexed == 0
-    assert second.vectors_folded == new + waiting  # the first update's and its own
+    kept = copy_graph(db, tmp_path / "kept.kuzu")
+    mark = ("--max-waiting-vectors", str(waiting))
+    code, out = _cli("update", str(v3), "--db", str(kept), *mark, "--no-compact", "-q")
+    assert code == 0, out
+    with GraphStore.open(kept, read_only=True) as store:
+        still = store.unindexed_count()
+    assert still > waiting and f"vectors    {still:>8,} wait beside the vector index" in out
+
+    code, out = _cli("update", str(v3), "--db", str(db), *mark, "--json", "-q")
+    assert code == 0, out
+    second = json.loads(out)
+    new = second["sections_written"] - second["vectors_kept"]
+    assert second["changed"] == 1 and new > 0 and second["compacted"] is True
+    assert second["vectors_unindexed"] == 0 and second["timings"]["compact"] > 0
+    assert second["vectors_folded"] == new + waiting == still  # the first update's and its own
     _index_finds_itself(db)
     load_source(v3, ref, embedder=embedder, options=LoadOptions(progress=False))
     assert_same_graph(db, ref)

@@ -1,8 +1,9 @@
 """Vectors an update writes wait beside the HNSW index (``store/vectors.py``), on real Kùzu.
 
 Search must rank them with the indexed ones as one exact ranking would; a section's
-vector is in one table only; the fold moves them into the index; a graph older than
-the table reads as before and gains the table on its next write.
+vector is in one table only; a graph older than the table reads as before and gains
+the table on its next write. (An update past the mark compacts the graph, which builds
+the index with them: ``tests/e2e/test_update.py``.)
 """
 
 from __future__ import annotations
@@ -109,34 +110,11 @@ def test_a_vector_is_deleted_and_read_from_whichever_table_holds_it(graph: Path)
             assert found and IDS[i] not in found
 
 
-def test_the_fold_moves_every_waiting_vector_into_the_index(graph: Path) -> None:
-    with GraphStore.open(graph, read_only=False) as store:
-        with pytest.raises(RuntimeError, match="transaction"):
-            store.fold_unindexed()  # only in the writer's transaction, never rolled back
-        store.begin()
-        assert store.fold_unindexed() == 20
-        assert store.unindexed_count() == 0 and store.fold_unindexed() == 0
-        store.commit()
-        counts = store.table_counts()
-        assert counts["SectionVector"] == N and counts[UNINDEXED] == 0
-    with GraphStore.open(graph, read_only=True) as store:
-        for i in (0, 41, 59):  # each found through the index now
-            rows = store.query(
-                "CALL QUERY_VECTOR_INDEX('SectionVector', 'section_embedding_idx', $q, 1) "
-                "RETURN node.id AS id",
-                {"q": VECTORS[i].tolist()},
-            )
-            assert rows[0]["id"] == IDS[i]
-            assert store.vector_search(VECTORS[i].tolist(), 1)[0].section_id == IDS[i]
-
-
 def test_a_graph_older_than_the_table_reads_as_before_and_gains_it_on_a_write(
     graph: Path,
 ) -> None:
     with GraphStore.open(graph, read_only=False) as store:
-        store.begin()
-        store.fold_unindexed()
-        store.commit()
+        store._run(f"MATCH (u:{UNINDEXED}) DELETE u")
         store._run(f"DROP TABLE {UNINDEXED}")
     with GraphStore.open(graph, read_only=True) as store:
         assert store.vector_tables() == ("SectionVector",)
