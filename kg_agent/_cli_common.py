@@ -115,6 +115,14 @@ _DUMP_OPTIONS = [
         envvar="KG_AGENT_BUFFER_POOL_MB",
         help="Kùzu buffer pool for the write (default: 60% of memory).",
     ),
+    click.option(
+        "--max-waiting-vectors",
+        "max_waiting",
+        type=click.IntRange(min=0),
+        help="Adding to a graph that has a vector index, new vectors wait beside it "
+        "(searched exactly) until more than this many wait (default 20,000); then the "
+        "graph is compacted, which builds the index anew with them.",
+    ),
 ]
 
 
@@ -198,3 +206,13 @@ def run_with_embedder(
             options=options,
             say=None if quiet else (lambda msg: click.echo(msg, err=True)),
         )
+
+
+def vectors_line(folded: int, waiting: int, *, width: int) -> str:
+    """Where a load's or an update's new vectors are: in the index its compaction built,
+    or waiting beside the index (nothing when neither)."""
+    if folded:
+        return f"  vectors    {folded:>{width},} indexed by the compaction\n"
+    if waiting:
+        return f"  vectors    {waiting:>{width},} wait beside the vector index\n"
+    return ""

@@ -16,6 +16,7 @@ from kg_agent._cli_common import (
     _echo_json,
     _library_errors,
     run_with_embedder,
+    vectors_line,
 )
 
 if TYPE_CHECKING:
@@ -46,14 +47,6 @@ if TYPE_CHECKING:
     default=None,
     help="Compact the graph after the update. Default: when updates have doubled its file, "
     "or left more vectors outside the vector index than --max-waiting-vectors.",
-)
-@click.option(
-    "--max-waiting-vectors",
-    "max_waiting",
-    type=click.IntRange(min=0),
-    help="New vectors wait beside the vector index (searched exactly) until there are more "
-    "than this many (default 20,000); then the update compacts the graph, which builds "
-    "the index anew with them.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the update report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
@@ -143,7 +136,7 @@ def update(
         f"({report.vectors_kept:,} left in place)"
         + (f", model on {report.embed_device}" if report.sections_embedded else "")
         + "\n"
-        + _vectors_line(report)
+        + vectors_line(report.vectors_folded, report.vectors_unindexed, width=8)
         + f"  rows       {report.rows_kept:>8,} of rewritten articles left in place "
         "(sections, links, categories that did not change)\n"
         f"  database   {report.db_bytes_after / 2**20:>8,.1f} MiB "
@@ -153,16 +146,6 @@ def update(
         f"  time       {sum(t.values()):>8.1f}s  "
         + "  ".join(f"{k} {v:.1f}s" for k, v in t.items())
     )
-
-
-def _vectors_line(report: UpdateReport) -> str:
-    """Where the new vectors are: waiting beside the vector index, or in the one the
-    update's compaction built (nothing when there were none)."""
-    if report.vectors_folded:
-        return f"  vectors    {report.vectors_folded:>8,} indexed by the compaction\n"
-    if report.vectors_unindexed:
-        return f"  vectors    {report.vectors_unindexed:>8,} wait beside the vector index\n"
-    return ""
 
 
 def _deletions_line(report: UpdateReport) -> str:

@@ -25,6 +25,7 @@ from kg_agent._cli_common import (
     remember_tokenizer_choice,
     run_with_embedder,
     tokenizer_threads,
+    vectors_line,
 )
 from kg_agent.exceptions import InvalidArgumentError
 
@@ -79,6 +80,7 @@ def load(
     staging_dir: str | None,
     shard_mb: int | None,
     buffer_pool_mb: int | None,
+    max_waiting: int | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -90,6 +92,7 @@ def load(
     load leaves the database as it was; running it again resumes it.
     """
     from kg_agent.ingest.pipeline import LoadOptions, load_source
+    from kg_agent.store import MAX_UNINDEXED
 
     options = LoadOptions(
         fmt=None if fmt == "auto" else fmt,
@@ -105,6 +108,7 @@ def load(
         staging_dir=staging_dir,
         buffer_pool_mb=buffer_pool_mb,
         chunk_bytes=shard_mb << 20 if shard_mb else None,
+        max_unindexed_vectors=MAX_UNINDEXED if max_waiting is None else max_waiting,
     )
     report = run_with_embedder(
         load_source, source, db_path, options, model, batch_size, device, quiet
@@ -138,7 +142,8 @@ def load(
         f"  stubs      {report.stubs:>10,}  (link targets outside the source)\n"
         f"  cached     {report.cached_embeddings:>10,}  embeddings reused from the cache\n"
         f"  shards     {report.shards:>10,}  ({report.layout}, {report.workers} parse workers)\n"
-        f"  time       {sum(t.values()):>10.1f}s  "
+        + vectors_line(report.vectors_folded, report.vectors_unindexed, width=10)
+        + f"  time       {sum(t.values()):>10.1f}s  "
         + "  ".join(f"{k} {v:.1f}s" for k, v in t.items())
         + f"\n  speed      {report.pages_per_s:,.0f} pages/s parsed, "
         f"{report.sections_per_s:,.1f} sections/s embedded, {report.rows_per_s:,.0f} rows/s written"

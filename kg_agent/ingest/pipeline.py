@@ -52,7 +52,7 @@ from kg_agent.ingest.prepare import GraphLookups, prepare
 from kg_agent.ingest.sources import detect_format, fingerprint
 from kg_agent.ingest.stage import LoadLock, Stage, clean_stale_stages
 from kg_agent.ingest.write import WriteJob, now, write_graph, write_in_child
-from kg_agent.store import SCHEMA_VERSION, GraphStore, vector_count
+from kg_agent.store import MAX_UNINDEXED, SCHEMA_VERSION, GraphStore, vector_count
 from kg_agent.store.indexes import (
     LinkChanges,
     TextSource,
@@ -73,6 +73,7 @@ from kg_agent.store.layout import (
 )
 from kg_agent.store.reads import LOST
 from kg_agent.store.upgrade import upgrade_graph
+from kg_agent.store.vectors import check_max_unindexed
 
 __all__ = [
     "EMBEDDING_MODES",
@@ -111,8 +112,13 @@ class LoadOptions:
     restart: bool = False  # discard a resumable earlier attempt of this load
     buffer_pool_mb: int | None = None
     chunk_bytes: int | None = None  # unit size (tests use small units to get many)
+    #: Adding to a graph that has a vector index, the new vectors wait beside it (as an
+    #: update's do: ``store/vectors.py``); past this many the load compacts the graph,
+    #: which builds the index anew with them.
+    max_unindexed_vectors: int = MAX_UNINDEXED
 
     def __post_init__(self) -> None:
+        check_max_unindexed(self.max_unindexed_vectors)
         if self.embeddings not in EMBEDDING_MODES:
             raise InvalidArgumentError(
                 f"embeddings must be one of {', '.join(EMBEDDING_MODES)}, not {self.embeddings!r}"
@@ -160,6 +166,11 @@ class LoadReport:
     #: largest child (a parse worker, the writer). Says which phase sets the peak.
     peak_rss_mib: dict[str, dict[str, int]] = field(default_factory=dict)
     model: str = ""
+    #: adding to a graph with a vector index: the vectors waiting beside it after the
+    #: load, and those the compaction past the mark put into the index it built
+    vectors_unindexed: int = 0
+    vectors_folded: int = 0
+    compacted: bool = False
 
     @property
     def pages_per_s(self) -> float:
@@ -310,7 +321,27 @@ class Loader:
                     ) from None
                 raise
             stage.remove()
+            self._compact_if_waiting(report)
             return report
+
+    def _compact_if_waiting(self, report: LoadReport) -> None:
+        """Past the mark, build the vector index anew with the vectors waiting beside it
+        (nothing is inserted into a built index: ``store/vectors.py``)."""
+        if report.vectors_unindexed <= self.options.max_unindexed_vectors:
+            return
+        from kg_agent.ingest.maintain import compact_locked
+
+        self._say(
+            f"compacting {self.db_path} ({report.vectors_unindexed:,} vectors wait outside "
+            "its vector index)"
+        )
+        t0 = time.perf_counter()
+        with GraphStore.open(self.db_path, read_only=True) as store:
+            meta = store.meta()
+        compact_locked(Path(self.db_path), meta)
+        report.compacted = True
+        report.timings["compact"] = round(time.perf_counter() - t0, 3)
+        report.vectors_folded, report.vectors_unindexed = report.vectors_unindexed, 0
 
     def _inspect(self, fp: str) -> tuple[dict[str, Any] | None, bool, str | None]:
         """(this source's previous load, whether the graph is new or empty, its index
@@ -522,6 +553,7 @@ class Loader:
         out = self._timed("write", report, lambda: write_in_child(job))
         report.rows_written = out["rows_written"]
         report.replaced_articles = out["replaced_articles"]
+        report.vectors_unindexed = int(out.get("vectors_unindexed", 0))
         try:
             self._index(job.load, text, report)
         except (KeyboardInterrupt, KGAgentError, OSError, RuntimeError) as exc:

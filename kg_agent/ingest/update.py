@@ -97,6 +97,7 @@ from kg_agent.store.edits import GraphEdits
 from kg_agent.store.indexes import LinkChanges, TextSource, linker_key
 from kg_agent.store.layout import default_buffer_pool_mb
 from kg_agent.store.upgrade import upgrade_graph
+from kg_agent.store.vectors import check_max_unindexed
 
 __all__ = ["UpdateOptions", "UpdateReport", "is_full_dump", "update_graph"]
 
@@ -150,11 +151,7 @@ class UpdateOptions:
     max_unindexed_vectors: int = MAX_UNINDEXED
 
     def __post_init__(self) -> None:
-        n = self.max_unindexed_vectors
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise InvalidArgumentError(
-                f"max_unindexed_vectors must be a whole number of 0 or more, got {n!r}"
-            )
+        check_max_unindexed(self.max_unindexed_vectors)
 
     @property
     def parse_workers(self) -> int:

@@ -28,14 +28,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kg_agent.exceptions import InvalidArgumentError
 from kg_agent.store.reads import UNINDEXED, VECTOR_INDEX
 
-__all__ = ["MAX_UNINDEXED", "UNINDEXED", "VectorWrites", "vector_count", "vector_table_ddl"]
+__all__ = [
+    "MAX_UNINDEXED",
+    "UNINDEXED",
+    "VectorWrites",
+    "check_max_unindexed",
+    "vector_count",
+    "vector_table_ddl",
+]
 
 #: Vectors that wait outside the index before an update compacts the graph, which builds
 #: the index anew with them: 20,000 add ~12 ms to a search on 2 cores, whose own cost is
 #: ~15 ms (scripts/bench_vector_inserts.py).
 MAX_UNINDEXED = 20_000
+
+
+def check_max_unindexed(n: object) -> None:
+    """The mark of a load's or an update's options: a whole number, 0 or more."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise InvalidArgumentError(
+            f"max_unindexed_vectors must be a whole number of 0 or more, got {n!r}"
+        )
 
 
 def vector_count(counts: Mapping[str, int]) -> int:

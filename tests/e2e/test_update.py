@@ -295,6 +295,40 @@ def test_an_update_past_the_mark_compacts_and_the_new_index_holds_the_waiting_ve
         UpdateOptions(max_unindexed_vectors=-1)
 
 
+def test_a_load_added_past_the_mark_compacts_the_graph_too(
+    embedder: Embedder, tmp_path: Path
+) -> None:
+    """A source loaded into a graph that has a vector index: its vectors wait beside the
+    index as an update's do, and past the mark the load compacts the graph, whose index,
+    built anew, finds them."""
+    corpus = tmp_path / "more.json"
+    corpus.write_text(
+        json.dumps(
+            [
+                {"title": "Velvet teapot", "text": "A velvet teapot is a knitted cosy."},
+                {"title": "Brass kettle", "text": "A brass kettle whistles on a coal range."},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    kept = copy_graph(db, tmp_path / "kept.kuzu")
+    code, out = _cli("load", str(corpus), "--db", str(kept), "-q")
+    assert code == 0 and "vectors             2 wait beside the vector index" in out, out
+    with GraphStore.open(kept, read_only=True) as store:
+        assert store.unindexed_count() == 2
+
+    code, out = _cli("load", str(corpus), "--db", str(db), "--max-waiting-vectors", "1", "-q")
+    assert code == 0 and "vectors             2 indexed by the compaction" in out, out
+    _index_finds_itself(db)
+    question = embedder.embed_query("What is a velvet teapot?")
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.vector_search(question, 1)[0].title == "Velvet teapot"
+    with pytest.raises(InvalidArgumentError, match="max_unindexed_vectors"):
+        LoadOptions(max_unindexed_vectors=True)  # type: ignore[arg-type]
+
+
 def test_embed_rebuilds_the_index_from_the_waiting_vectors_too(
     updated: tuple[Path, dict[str, Any]], fresh_newer: Path, tmp_path: Path
 ) -> None:
