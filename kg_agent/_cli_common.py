@@ -120,8 +120,9 @@ _DUMP_OPTIONS = [
         "max_waiting",
         type=click.IntRange(min=0),
         help="Adding to a graph that has a vector index, new vectors wait beside it "
-        "(searched exactly) until more than this many wait (default 20,000); then the "
-        "graph is compacted, which builds the index anew with them.",
+        "(searched exactly) until more than this many wait (default 20,000); then they go "
+        "into a second, recent index built anew with them (past a quarter of the main "
+        "index, the graph is compacted into one).",
     ),
 ]
 
@@ -209,10 +210,11 @@ def run_with_embedder(
 
 
 def vectors_line(folded: int, waiting: int, *, width: int) -> str:
-    """Where a load's or an update's new vectors are: in the index its compaction built,
-    or waiting beside the index (nothing when neither)."""
+    """Where a load's or an update's new vectors are: in an index built anew (the recent
+    one, or the whole after a compaction), or waiting beside the index (nothing when
+    neither)."""
     if folded:
-        return f"  vectors    {folded:>{width},} indexed by the compaction\n"
+        return f"  vectors    {folded:>{width},} indexed (an index built anew with them)\n"
     if waiting:
         return f"  vectors    {waiting:>{width},} wait beside the vector index\n"
     return ""

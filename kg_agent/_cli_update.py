@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     "compact",
     default=None,
     help="Compact the graph after the update. Default: when updates have doubled its file, "
-    "or left more vectors outside the vector index than --max-waiting-vectors.",
+    "or when the recent vector index would hold over a quarter of the main one's vectors.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the update report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")

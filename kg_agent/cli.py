@@ -196,6 +196,11 @@ def stats(db_path: str, top: int, as_json: bool) -> None:
         f"pagerank {flag(ix.pagerank)}"
         + ("  (STALE: run 'kg-agent load' again or 'kg-agent reindex')" if ix.stale else "")
     )
+    if st.recent_vectors:
+        click.echo(
+            f"  recent vectors  {st.recent_vectors:>10,}  written by updates, in a second, "
+            "smaller vector index ('kg-agent compact' merges them)"
+        )
     if st.unindexed_vectors:
         click.echo(
             f"  waiting vectors {st.unindexed_vectors:>10,}  written by updates, searched "

@@ -11,13 +11,16 @@ loaded graph, the two numbers behind that mark:
   paid, and what inserting the waiting vectors would pay: an update now compacts the
   graph instead), seconds and milliseconds a vector, per batch size;
 * ``search``: the median of ``vector_search`` (the index's top 10 and the scan beside it)
-  with that many vectors waiting, against none waiting.
+  with that many vectors waiting, against none waiting;
+* ``folds``: what an update now does past the mark instead of inserting: the recent index
+  built anew from that many waiting vectors (``GraphStore.fold_unindexed``), seconds, and
+  the median search afterwards, asking both indexes.
 
 The vectors are the graph's own, moved a little (noise of 0.05, normalised again: like an
 edited section's) under new ids, so the index sees text-like vectors, not random ones.
 
     .venv/bin/python scripts/bench_vector_inserts.py --db bench_out/update/n10000/base.kuzu \\
-        --batches 100,500,2000,8000 --waiting 0,1000,5000,20000 \\
+        --batches 100,500,2000,8000 --waiting 0,1000,5000,20000 --folds 2000,20000 \\
         --json bench_out/vector-inserts.json
 """
 
@@ -42,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kg_agent.store import UNINDEXED, GraphStore  # noqa: E402
+from kg_agent.store.layout import default_buffer_pool_mb, vector_index_need_mb  # noqa: E402
 
 
 def copy_graph(src: Path, dst: Path) -> None:
@@ -107,15 +111,42 @@ def bench_search(db: Path, waiting: list[int], queries: int, tmp: Path) -> list[
             have = n
         with GraphStore.open(db, read_only=True) as store:
             assert store.unindexed_count() == n
-            store.vector_search(asked[0].tolist(), 10)  # warm
-            times = []
-            for q in asked:
-                t0 = time.perf_counter()
-                store.vector_search(q.tolist(), 10)
-                times.append(time.perf_counter() - t0)
-        ms = statistics.median(times) * 1e3
+        ms = _median_search_ms(db, asked)
         rows.append({"waiting": n, "search_ms": round(ms, 2)})
         print(f"search with {n:>7,} waiting: {ms:6.2f} ms (median of {queries})")
+    return rows
+
+
+def _median_search_ms(db: Path, asked: np.ndarray) -> float:
+    with GraphStore.open(db, read_only=True) as store:
+        store.vector_search(asked[0].tolist(), 10)  # warm
+        times = []
+        for q in asked:
+            t0 = time.perf_counter()
+            store.vector_search(q.tolist(), 10)
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def bench_folds(src: Path, sizes: list[int], queries: int, tmp: Path) -> list[dict[str, Any]]:
+    _, asked = moved_vectors(src, queries, seed=7)
+    rows: list[dict[str, Any]] = []
+    for n in sizes:
+        db = tmp / f"fold-{n}.kuzu"
+        copy_graph(src, db)
+        ids, vectors = moved_vectors(db, n, seed=300 + n)
+        with GraphStore.open(db, read_only=False) as store:
+            store.ensure_schema(dimension=store.dimension, model=store.meta()["model"])
+            store.copy_parquet(UNINDEXED, vector_file(tmp / f"fold-{n}.parquet", ids, vectors))
+            dimension = store.dimension
+        pool = default_buffer_pool_mb(read_only=False, need_mb=vector_index_need_mb(n, dimension))
+        with GraphStore.open(db, read_only=False, buffer_pool_mb=pool) as store:
+            t0 = time.perf_counter()
+            store.fold_unindexed()
+            seconds = time.perf_counter() - t0
+        ms = _median_search_ms(db, asked)
+        rows.append({"vectors": n, "fold_s": round(seconds, 3), "search_ms": round(ms, 2)})
+        print(f"fold of {n:>7,} vectors: {seconds:7.2f} s; then search {ms:6.2f} ms")
     return rows
 
 
@@ -124,6 +155,7 @@ def main() -> None:
     ap.add_argument("--db", type=Path, required=True, help="a loaded graph with its vector index")
     ap.add_argument("--batches", default="100,500,2000")
     ap.add_argument("--waiting", default="0,1000,5000,20000")
+    ap.add_argument("--folds", default="2000,20000", help="waiting vectors folded, each on a copy")
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -146,6 +178,8 @@ def main() -> None:
             else:
                 waiting = [int(w) for w in args.waiting.split(",")]
                 out["search"] = bench_search(db, waiting, args.queries, tmp)
+        sizes = [int(f) for f in args.folds.split(",") if f]
+        out["folds"] = bench_folds(args.db, sizes, args.queries, tmp)
     print(f"\nindexed vectors: {vectors:,}")
     print("| batch into the index | s | ms a vector |\n|---:|---:|---:|")
     for r in out["inserts"]:
@@ -153,6 +187,9 @@ def main() -> None:
     print("\n| vectors waiting | search ms |\n|---:|---:|")
     for r in out["search"]:
         print(f"| {r['waiting']:,} | {r['search_ms']} |")
+    print("\n| vectors folded | fold s | search ms after |\n|---:|---:|---:|")
+    for r in out["folds"]:
+        print(f"| {r['vectors']:,} | {r['fold_s']} | {r['search_ms']} |")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")

@@ -22,7 +22,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from kg_agent.ingest.pipeline import finish_indexes, sigterm_as_interrupt
 from kg_agent.ingest.stage import LoadLock, Stage
 from kg_agent.ingest.update import READ_EVERY_PAGE
 from kg_agent.ingest.write import WriteJob, now, write_in_child
-from kg_agent.store import SCHEMA_VERSION, GraphStore, vector_count
+from kg_agent.store import RECENT, SCHEMA_VERSION, UNINDEXED, GraphStore, vector_count
 from kg_agent.store.edits import GraphEdits
 from kg_agent.store.indexes import LinkChanges, TextSource
 from kg_agent.store.integrity import write_checksums
@@ -232,7 +232,8 @@ class CompactReport:
 #: Each table's rows as its ``COPY`` takes them (columns in table order). ``Meta``
 #: leaves out what ``ensure_schema`` writes itself.
 _EXPORTS = {
-    "Meta": "MATCH (m:Meta) WHERE NOT m.key IN ['schema_version', 'model', 'dimension'] "
+    "Meta": "MATCH (m:Meta) WHERE NOT m.key IN "
+    "['schema_version', 'model', 'dimension', 'recent_vectors'] "
     "RETURN m.key, m.value",
     "Load": "MATCH (l:Load) RETURN l.id, l.source, l.format, l.fingerprint, l.started_at, "
     "l.finished_at, l.articles, l.redirects, l.sections, l.model, l.status",
@@ -273,6 +274,41 @@ def needs_compaction(db_path: str | os.PathLike[str], meta: dict[str, str]) -> b
     """Whether the file outgrew :data:`AUTO_COMPACT_GROWTH` times its compacted size."""
     base = int(meta.get("compacted_bytes") or 0)
     return base > 0 and _bytes(Path(db_path)) > AUTO_COMPACT_GROWTH * base
+
+
+#: Folds build the recent vector index anew each time; once it would hold more than this
+#: share of the main index's vectors, the graph is compacted instead (one index again).
+RECENT_SHARE = 0.25
+
+
+def index_waiting_vectors(
+    db: Path, meta: dict[str, str], say: Callable[[str], None], *, compact: bool = True
+) -> str:
+    """Put the vectors waiting beside the index of ``db`` into an index, never by inserting
+    into a built one (``store/vectors.py``): the recent index built anew with them
+    (``"fold"``), or past :data:`RECENT_SHARE` (unless not to ``compact``), a compaction
+    (``"compact"``). For a caller that holds the graph's load lock; says which it did."""
+    with GraphStore.open(db, read_only=True) as store:
+        counts = store.table_counts()
+        dimension = store.dimension
+    waiting = counts.get(UNINDEXED, 0)
+    recent = counts.get(RECENT, 0) + waiting
+    if compact and recent > RECENT_SHARE * counts.get("SectionVector", 0):
+        say(f"compacting {db} ({recent:,} vectors of updates: over a quarter of its index)")
+        compact_locked(db, meta)
+        return "compact"
+    say(f"indexing the {waiting:,} vectors waiting in {db} ({recent:,} in its recent index)")
+    pool = default_buffer_pool_mb(read_only=False, need_mb=vector_index_need_mb(recent, dimension))
+    try:
+        with GraphStore.open(db, read_only=False, buffer_pool_mb=pool) as store:
+            store.fold_unindexed()
+    except KeyboardInterrupt:
+        raise LoadAborted(
+            f"indexing the waiting vectors of {db} interrupted; they still wait beside the "
+            "index, searched exactly (the next update, or 'kg-agent compact', indexes them)"
+        ) from None
+    write_checksums(db)
+    return "fold"
 
 
 def compact_locked(db: Path, meta: dict[str, str]) -> CompactReport:

@@ -113,8 +113,8 @@ class LoadOptions:
     buffer_pool_mb: int | None = None
     chunk_bytes: int | None = None  # unit size (tests use small units to get many)
     #: Adding to a graph that has a vector index, the new vectors wait beside it (as an
-    #: update's do: ``store/vectors.py``); past this many the load compacts the graph,
-    #: which builds the index anew with them.
+    #: update's do: ``store/vectors.py``); past this many the load folds them into the
+    #: recent index, built anew with them.
     max_unindexed_vectors: int = MAX_UNINDEXED
 
     def __post_init__(self) -> None:
@@ -167,7 +167,8 @@ class LoadReport:
     peak_rss_mib: dict[str, dict[str, int]] = field(default_factory=dict)
     model: str = ""
     #: adding to a graph with a vector index: the vectors waiting beside it after the
-    #: load, and those the compaction past the mark put into the index it built
+    #: load, and those it put into an index built anew past the mark (the recent one;
+    #: the whole one when ``compacted``)
     vectors_unindexed: int = 0
     vectors_folded: int = 0
     compacted: bool = False
@@ -321,26 +322,22 @@ class Loader:
                     ) from None
                 raise
             stage.remove()
-            self._compact_if_waiting(report)
+            self._index_if_waiting(report)
             return report
 
-    def _compact_if_waiting(self, report: LoadReport) -> None:
-        """Past the mark, build the vector index anew with the vectors waiting beside it
-        (nothing is inserted into a built index: ``store/vectors.py``)."""
+    def _index_if_waiting(self, report: LoadReport) -> None:
+        """Past the mark, put the vectors waiting beside the index into the recent one,
+        or compact (:func:`~kg_agent.ingest.maintain.index_waiting_vectors`)."""
         if report.vectors_unindexed <= self.options.max_unindexed_vectors:
             return
-        from kg_agent.ingest.maintain import compact_locked
+        from kg_agent.ingest.maintain import index_waiting_vectors
 
-        self._say(
-            f"compacting {self.db_path} ({report.vectors_unindexed:,} vectors wait outside "
-            "its vector index)"
-        )
         t0 = time.perf_counter()
         with GraphStore.open(self.db_path, read_only=True) as store:
             meta = store.meta()
-        compact_locked(Path(self.db_path), meta)
-        report.compacted = True
-        report.timings["compact"] = round(time.perf_counter() - t0, 3)
+        how = index_waiting_vectors(Path(self.db_path), meta, self._say)
+        report.compacted = how == "compact"
+        report.timings[how] = round(time.perf_counter() - t0, 3)
         report.vectors_folded, report.vectors_unindexed = report.vectors_unindexed, 0
 
     def _inspect(self, fp: str) -> tuple[dict[str, Any] | None, bool, str | None]:

@@ -145,9 +145,9 @@ class UpdateOptions:
     #: partial one that may hold a tenth of the graph's articles (a small export is
     #: parsed whole sooner than the graph's keys are read); True or False: always, never.
     skip_known: bool | None = None
-    #: New vectors wait outside the HNSW index, searched exactly, until there are more
-    #: than this many; the update that passes it compacts the graph, which builds the
-    #: index anew with them all (``store/vectors.py``).
+    #: New vectors wait outside the HNSW indexes, searched exactly, until there are more
+    #: than this many; the update that passes it folds them into the recent index, built
+    #: anew with them (``store/vectors.py``).
     max_unindexed_vectors: int = MAX_UNINDEXED
 
     def __post_init__(self) -> None:
@@ -187,9 +187,9 @@ class UpdateReport:
     sections_embedded: int = 0  # by the model: text that changed
     sections_reused: int = 0  # vectors kept from the graph or the embedding cache
     vectors_kept: int = 0  # of those, left in place in the graph's vector index
-    #: new vectors wait outside the HNSW index, searched exactly, until MAX_UNINDEXED
-    #: (store/vectors.py): how many wait after this update, and how many its compaction
-    #: put into the index it built
+    #: new vectors wait outside the HNSW indexes, searched exactly, until MAX_UNINDEXED
+    #: (store/vectors.py): how many wait after this update, and how many it put into an
+    #: index built anew (the recent one; the whole one when ``compacted``)
     vectors_unindexed: int = 0
     vectors_folded: int = 0
     embed_device: str = ""  # where the model ran ("": not asked to)
@@ -296,9 +296,14 @@ class Updater:
         return report
 
     def _compact_if_due(self, report: UpdateReport) -> None:
-        """Keep the file bounded, and the vectors outside the index few: compact when
-        updates doubled the file or left more than the mark waiting (or when told to)."""
-        from kg_agent.ingest.maintain import compact_locked, needs_compaction
+        """Keep the file bounded, and the vectors outside the indexes few: compact when
+        updates doubled the file (or when told to); past the mark, put the waiting vectors
+        into the recent index, or compact (:func:`~.maintain.index_waiting_vectors`)."""
+        from kg_agent.ingest.maintain import (
+            compact_locked,
+            index_waiting_vectors,
+            needs_compaction,
+        )
 
         with GraphStore.open(self.db_path, read_only=True) as store:
             meta = store.meta()
@@ -308,24 +313,20 @@ class Updater:
             meta["compacted_bytes"] = str(report.db_bytes_before)
         grown = needs_compaction(self.db_path, meta)
         waiting = report.vectors_unindexed > self.options.max_unindexed_vectors
-        if self.options.compact or (self.options.compact is None and (grown or waiting)):
-            why = (
-                "updates have grown its file"
-                if grown or not waiting
-                else f"{report.vectors_unindexed:,} vectors wait outside its vector index"
-            )
-            self._say(f"compacting {self.db_path} ({why})")
-            t0 = time.perf_counter()
+        t0 = time.perf_counter()
+        if self.options.compact or (self.options.compact is None and grown):
+            self._say(f"compacting {self.db_path} (updates have grown its file)")
             compact_locked(Path(self.db_path), meta)
-            report.compacted = True
-            report.timings["compact"] = round(time.perf_counter() - t0, 3)
-            # the compaction built the vector index anew, from both tables
-            report.vectors_folded, report.vectors_unindexed = report.vectors_unindexed, 0
-        elif waiting:
-            self._say(
-                f"{report.vectors_unindexed:,} vectors wait outside the vector index of "
-                f"{self.db_path}; 'kg-agent compact' builds it anew with them"
-            )
+            how = "compact"
+        elif waiting:  # into the recent index; --no-compact: never a compaction
+            allowed = self.options.compact is not False
+            how = index_waiting_vectors(Path(self.db_path), meta, self._say, compact=allowed)
+        else:
+            return
+        report.compacted = how == "compact"
+        report.timings[how] = round(time.perf_counter() - t0, 3)
+        # the waiting vectors are in an index built anew: the recent one, or the whole
+        report.vectors_folded, report.vectors_unindexed = report.vectors_unindexed, 0
 
     def _inspect(
         self, fp: str

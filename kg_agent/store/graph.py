@@ -39,6 +39,7 @@ from kg_agent.store.link_changes import LinkChanges, patch_from_graph
 from kg_agent.store.link_table import FILE_NAME as LINK_TABLE
 from kg_agent.store.link_table import LinkTable, write_link_table
 from kg_agent.store.reads import (
+    RECENT,
     UNINDEXED,
     VECTOR_INDEX,
     GraphReads,
@@ -608,6 +609,8 @@ class GraphStore(GraphReads, VectorWrites):
             out[t] = int(self._scalar(f"MATCH (n:{t}) RETURN count(n)") or 0)
         if UNINDEXED in self.vector_tables():
             out[UNINDEXED] = self.unindexed_count()
+        if self.recent_table() is not None:
+            out[RECENT] = self.recent_count()
         for t in REL_TABLES:
             out[t] = int(self._scalar(f"MATCH ()-[r:{t}]->() RETURN count(r)") or 0)
         return out
@@ -619,8 +622,8 @@ class GraphStore(GraphReads, VectorWrites):
         reports), rather than later in the middle of a question.
         """
         out: dict[str, int] = {}
-        waiting = (UNINDEXED,) if UNINDEXED in self.vector_tables() else ()
-        for table in (*NODE_TABLES, *waiting, *REL_TABLES, "Meta", "Load"):
+        extra = tuple(t for t in self.vector_tables() if t != "SectionVector")
+        for table in (*NODE_TABLES, *extra, *REL_TABLES, "Meta", "Load"):
             cols = [
                 (str(r[0]), str(r[1]))
                 for r in self._run(f"CALL TABLE_INFO('{table}') RETURN name, type")

@@ -23,6 +23,8 @@ from kg_agent.store.text_index import TextIndex
 
 __all__ = [
     "LOST",
+    "RECENT",
+    "RECENT_INDEX",
     "UNINDEXED",
     "VECTOR_INDEX",
     "GraphReads",
@@ -83,6 +85,8 @@ class StoreStats:
     incomplete_loads: list[str] = field(default_factory=list)
     #: vectors updates wrote that wait beside the HNSW index, searched exactly (vectors.py)
     unindexed_vectors: int = 0
+    #: of updates' vectors, those in the second, smaller index (vectors.py)
+    recent_vectors: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -93,6 +97,11 @@ class StoreStats:
 VECTOR_INDEX = "section_embedding_idx"
 #: Vectors written by updates since the index took its last (see :mod:`.vectors`).
 UNINDEXED = "UnindexedVector"
+#: The second, smaller vector index: the waiting vectors of past updates, built anew at
+#: each fold (see :mod:`.vectors`). Its table is ``RecentVector<n>``, the one
+#: ``Meta.recent_vectors`` names; ``table_counts`` gives its rows under this name.
+RECENT = "RecentVector"
+RECENT_INDEX = "recent_embedding_idx"
 #: A load's status once a crash lost rows it had committed and a forced load wrote them
 #: again: kept in the load history, not an unfinished load.
 LOST = "lost"
@@ -132,15 +141,25 @@ class GraphReads:
 
     def vector_tables(self) -> tuple[str, ...]:
         """The tables that hold section vectors: ``SectionVector`` and, in a graph
-        written by this version, ``UnindexedVector``. A read-only store asks once."""
+        written by this version, the recent index's (once an update folded) and
+        ``UnindexedVector``. A read-only store asks once."""
         known: tuple[str, ...] | None = getattr(self, "_vector_tables", None)
         if known is not None:
             return known
         names = {str(r[0]) for r in self._run("CALL SHOW_TABLES() RETURN name")}
-        found = tuple(t for t in ("SectionVector", UNINDEXED) if t in names)
+        recent = self.meta().get("recent_vectors", "") if "Meta" in names else ""
+        found = tuple(t for t in ("SectionVector", recent, UNINDEXED) if t and t in names)
         if getattr(self, "read_only", False):
             self._vector_tables = found
         return found
+
+    def recent_table(self) -> str | None:
+        """The table of the recent vector index, if the graph has one."""
+        return next((t for t in self.vector_tables() if t.startswith(RECENT)), None)
+
+    def recent_count(self) -> int:
+        table = self.recent_table()
+        return self._count(f"MATCH (v:{table}) RETURN count(v)") if table else 0
 
     def unindexed_count(self) -> int:
         """Vectors waiting outside the index (0 in a graph older than their table)."""
@@ -151,9 +170,8 @@ class GraphReads:
     def over_vector_tables(self, query: str) -> str:
         """``query`` (one of this package's, over ``SectionVector``) over the vectors
         waiting beside the index too: an export that rebuilds the index from both."""
-        if UNINDEXED not in self.vector_tables():
-            return query
-        return f"{query} UNION ALL {query.replace('SectionVector', UNINDEXED, 1)}"
+        others = [t for t in self.vector_tables() if t != "SectionVector"]
+        return " UNION ALL ".join([query, *(query.replace("SectionVector", t, 1) for t in others)])
 
     def _any_waiting(self) -> bool:
         """Whether vectors wait beside the index; a read-only store asks once (no
@@ -250,6 +268,7 @@ class GraphReads:
                 )
             ],
             unindexed_vectors=self.unindexed_count(),
+            recent_vectors=self.recent_count(),
         )
 
     def vector_search(self, embedding: Sequence[float], k: int) -> list[SectionHit]:
@@ -261,6 +280,14 @@ class GraphReads:
             "RETURN node.id, 1.0 - distance ORDER BY 1.0 - distance DESC",
             params,
         )
+        recent = self.recent_table()
+        if recent is not None:
+            found += self._run(
+                f"CALL QUERY_VECTOR_INDEX('{recent}', '{RECENT_INDEX}', $q, $k) "
+                "RETURN node.id, 1.0 - distance",
+                params,
+            )
+            found = sorted(found, key=lambda r: -float(r[1]))[: int(k)]
         if self._any_waiting():
             waiting = self._run(
                 f"MATCH (u:{UNINDEXED}) WITH u, array_cosine_similarity(u.embedding, "

@@ -8,7 +8,7 @@ recreating the table (see :meth:`VectorWrites.recreate_vector_table`).
 **Vectors an update writes wait in ``UnindexedVector``**, a table without an index, which
 search scans exactly beside the index
 (:meth:`~kg_agent.store.reads.GraphReads.vector_search`). A section's vector is in one table
-or the other, never both. They are never inserted into the HNSW index:
+or another, never two. Nothing is ever inserted into a built HNSW index:
 
 * Kùzu 0.11.3's inserts into a built index can strand part of it. After 9 vectors went
   into a 138-vector index (the e2e test's update), every query near one section found 2
@@ -18,9 +18,14 @@ or the other, never both. They are never inserted into the HNSW index:
   100k (docs/BENCHMARKS.md, scripts/bench_vector_inserts.py): 20,000 of them, ~100 s and
   ~400 s.
 
-So once more than :data:`MAX_UNINDEXED` wait, the update that passed the mark compacts the
-graph (``ingest/update.py``), which builds the index anew from both tables, as
-``kg-agent compact`` and ``kg-agent embed`` do whatever their number.
+So once more than :data:`MAX_UNINDEXED` wait, the update (or load) that passed the mark
+**folds** them (:meth:`VectorWrites.fold_unindexed`): a second, smaller index, the
+*recent* one (``RecentVector<n>``, named by ``Meta.recent_vectors``), is built anew from
+its own vectors and the waiting ones, and search asks both indexes. A fold costs what
+updates wrote since the last compaction, not what the graph holds. Once the recent index
+would hold more than a quarter of the main one's vectors, the update compacts the graph
+instead (``ingest/maintain.py``), which builds one index from all of them, as
+``kg-agent compact`` and ``kg-agent embed`` do.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.store.reads import UNINDEXED, VECTOR_INDEX
+from kg_agent.store.reads import RECENT, RECENT_INDEX, UNINDEXED, VECTOR_INDEX
 
 __all__ = [
     "MAX_UNINDEXED",
@@ -40,9 +45,9 @@ __all__ = [
     "vector_table_ddl",
 ]
 
-#: Vectors that wait outside the index before an update compacts the graph, which builds
-#: the index anew with them: 20,000 add ~12 ms to a search on 2 cores, whose own cost is
-#: ~15 ms (scripts/bench_vector_inserts.py).
+#: Vectors that wait outside the indexes before an update folds them into the recent
+#: index: 20,000 add ~12 ms to a search on 2 cores, whose own cost is ~15 ms
+#: (scripts/bench_vector_inserts.py).
 MAX_UNINDEXED = 20_000
 
 
@@ -56,7 +61,7 @@ def check_max_unindexed(n: object) -> None:
 
 def vector_count(counts: Mapping[str, int]) -> int:
     """Section vectors in a graph, indexed or waiting, from :meth:`GraphStore.table_counts`."""
-    return int(counts.get("SectionVector", 0)) + int(counts.get(UNINDEXED, 0))
+    return sum(int(counts.get(t, 0)) for t in ("SectionVector", RECENT, UNINDEXED))
 
 
 def vector_table_ddl(dimension: int, table: str = "SectionVector") -> str:
@@ -77,6 +82,14 @@ class VectorWrites:
         def index_names(self) -> set[str]: ...
         def set_meta(self, **values: str) -> None: ...
         def vector_tables(self) -> tuple[str, ...]: ...
+        def recent_table(self) -> str | None: ...
+        def unindexed_count(self) -> int: ...
+        def begin(self) -> None: ...
+        def commit(self) -> None: ...
+        @property
+        def dimension(self) -> int: ...
+
+        _in_tx: bool
 
     def recreate_vector_table(self, dimension: int) -> None:
         """An empty ``SectionVector`` of ``dimension``, with no index (and an empty
@@ -88,12 +101,65 @@ class VectorWrites:
         the dropped index's catalog entry. Dropping the index *and the table* leaves
         no trace, so that is the only way to rebuild an index here.
         """
+        self.drop_recent_tables(keep=None)
         if VECTOR_INDEX in self.index_names():
             self._run(f"CALL DROP_VECTOR_INDEX('SectionVector', '{VECTOR_INDEX}')")
         self._run("DROP TABLE IF EXISTS SectionVector")
         self._run(f"DROP TABLE IF EXISTS {UNINDEXED}")
         self._run(vector_table_ddl(dimension))
         self._run(vector_table_ddl(dimension, UNINDEXED))
+
+    def drop_recent_tables(self, *, keep: str | None) -> None:
+        """Drop every recent-index table but ``keep`` (with its index: the only way to drop
+        one, see :meth:`recreate_vector_table`): those of a fold cut short, or all."""
+        if keep is None:
+            self.set_meta(recent_vectors="")
+        indexed = {
+            str(r[0])
+            for r in self._run("CALL SHOW_INDEXES() RETURN table_name, index_name")
+            if r[1] == RECENT_INDEX
+        }
+        for r in self._run("CALL SHOW_TABLES() RETURN name"):
+            table = str(r[0])
+            if table.startswith(RECENT) and table != keep:
+                if table in indexed:
+                    self._run(f"CALL DROP_VECTOR_INDEX('{table}', '{RECENT_INDEX}')")
+                self._run(f"DROP TABLE {table}")
+
+    def fold_unindexed(self) -> int:
+        """Build the recent vector index anew from its vectors and those waiting; how many
+        it holds after. Never inside a transaction (Kùzu builds an index only outside
+        one), and never by inserting into a built index (the module doc).
+
+        Each step leaves the graph whole if cut short: the new table is copied and
+        indexed first, then one transaction names it and empties ``UnindexedVector``,
+        then the old table goes (a table no ``Meta`` names is dropped by the next fold).
+        """
+        if self._in_tx:
+            raise RuntimeError("fold_unindexed builds an index: not inside a transaction")
+        old = self.recent_table()
+        self.drop_recent_tables(keep=old)
+        if not self.unindexed_count():
+            return 0
+        new = f"{RECENT}{int(old[len(RECENT) :]) + 1 if old else 1}"
+        self._run(vector_table_ddl(self.dimension, new))
+        for table in (old, UNINDEXED):
+            if table:
+                self._run(
+                    f"COPY {new} FROM (MATCH (v:{table}) RETURN v.id, v.text_hash, v.embedding)"
+                )
+        self._run(
+            f"CALL CREATE_VECTOR_INDEX('{new}', '{RECENT_INDEX}', 'embedding', metric := 'cosine')"
+        )
+        self.begin()
+        self._run(f"MATCH (u:{UNINDEXED}) DELETE u")
+        self.set_meta(recent_vectors=new)
+        self.commit()
+        self.drop_recent_tables(keep=new)
+        return self._count_rows(new)
+
+    def _count_rows(self, table: str) -> int:
+        return int(self._run(f"MATCH (v:{table}) RETURN count(v)")[0][0])
 
     def delete_vectors(self, ids: Sequence[str]) -> None:
         for table in self.vector_tables():

@@ -51,7 +51,10 @@ SCRIPTS: dict[str, tuple[str, str]] = {
         "sizes",
     ),
     "bench_linker_overlay": ("--sizes 2000 --rates 0.01", "rows"),
-    "bench_vector_inserts": ("--db {graph} --batches 5 --waiting 0,20 --queries 3", "inserts"),
+    "bench_vector_inserts": (
+        "--db {graph} --batches 5 --waiting 0,20 --folds 20 --queries 3",
+        "folds",
+    ),
     "bench_embed": (
         "--data {data}/multihop/2wikimultihopqa --limit 40 --rounds 1 --sample 16 --settings naive",
         "results",

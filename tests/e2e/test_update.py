@@ -239,27 +239,34 @@ def test_the_vector_index_finds_every_vector_kept_or_written(
 
 
 def _index_finds_itself(db: Path) -> None:
-    """Every vector is in the HNSW index, and a search with it finds it there."""
+    """Every vector is in an HNSW index (the main one, or the recent one an update's fold
+    built), and a search of that index with it finds it there."""
     with GraphStore.open(db, read_only=True) as store:
         assert store.unindexed_count() == 0
-        rows = store.query("MATCH (v:SectionVector) RETURN v.id AS id, v.embedding AS v")
-        assert len(rows) == store.table_counts()["Section"]
-        for row in rows:
-            found = store.query(
-                "CALL QUERY_VECTOR_INDEX('SectionVector', 'section_embedding_idx', $q, 3) "
-                "RETURN node.id AS id, 1.0 - distance AS sim ORDER BY sim DESC",
-                {"q": row["v"]},
-            )
-            assert found and found[0]["sim"] > 0.9999, row["id"]
+        indexes = [("SectionVector", "section_embedding_idx")]
+        if (recent := store.recent_table()) is not None:
+            indexes.append((recent, "recent_embedding_idx"))
+        total = 0
+        for table, index in indexes:
+            rows = store.query(f"MATCH (v:{table}) RETURN v.id AS id, v.embedding AS v")
+            total += len(rows)
+            for row in rows:
+                found = store.query(
+                    f"CALL QUERY_VECTOR_INDEX('{table}', '{index}', $q, 3) "
+                    "RETURN node.id AS id, 1.0 - distance AS sim ORDER BY sim DESC",
+                    {"q": row["v"]},
+                )
+                assert found and found[0]["sim"] > 0.9999, row["id"]
+        assert total == store.table_counts()["Section"]
 
 
-def test_an_update_past_the_mark_compacts_and_the_new_index_holds_the_waiting_vectors(
+def test_an_update_past_the_mark_builds_the_recent_index_with_the_waiting_vectors(
     newer: Path, embedder: Embedder, tmp_path: Path
 ) -> None:
     """The first update's vectors wait; the second (one more article edited), allowed no
-    more than wait already, compacts the graph, whose index, built anew, holds them and
-    its own; the graph still equals a fresh load of what it was updated to. Told not to
-    compact, the same update leaves them all waiting and says so."""
+    more than wait already, builds the recent index anew with them and its own, never
+    inserting into the main index; the graph still equals a fresh load of what it was
+    updated to, and a compaction merges the two indexes into one."""
     db, ref = tmp_path / "g.kuzu", tmp_path / "ref.kuzu"
     load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
     first = update_graph(newer, db, embedder=embedder, options=UpdateOptions(progress=False))
@@ -273,58 +280,79 @@ def test_an_update_past_the_mark_compacts_and_the_new_index_holds_the_waiting_ve
     edited = bump(page.group(0).replace(lead, lead + " He was also a keen runner.", 1))
     v3 = tmp_path / "v3-pages-articles.xml"
     v3.write_text(text.replace(page.group(0), edited), encoding="utf-8")
-    kept = copy_graph(db, tmp_path / "kept.kuzu")
-    mark = ("--max-waiting-vectors", str(waiting))
-    code, out = _cli("update", str(v3), "--db", str(kept), *mark, "--no-compact", "-q")
-    assert code == 0, out
-    with GraphStore.open(kept, read_only=True) as store:
-        still = store.unindexed_count()
-    assert still > waiting and f"vectors    {still:>8,} wait beside the vector index" in out
-
-    code, out = _cli("update", str(v3), "--db", str(db), *mark, "--json", "-q")
+    code, out = _cli(
+        "update", str(v3), "--db", str(db), "--max-waiting-vectors", str(waiting), "--json", "-q"
+    )
     assert code == 0, out
     second = json.loads(out)
     new = second["sections_written"] - second["vectors_kept"]
-    assert second["changed"] == 1 and new > 0 and second["compacted"] is True
-    assert second["vectors_unindexed"] == 0 and second["timings"]["compact"] > 0
-    assert second["vectors_folded"] == new + waiting == still  # the first update's and its own
+    assert second["changed"] == 1 and new > 0 and second["compacted"] is False
+    assert second["vectors_unindexed"] == 0 and second["timings"]["fold"] > 0
+    assert second["vectors_folded"] == new + waiting  # the first update's and its own
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.recent_table() == "RecentVector1"
+        assert store.table_counts()["RecentVector"] == new + waiting
     _index_finds_itself(db)
     load_source(v3, ref, embedder=embedder, options=LoadOptions(progress=False))
+    assert_same_graph(db, ref)
+
+    code, out = _cli("compact", "--db", str(db))
+    assert code == 0, out
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.recent_table() is None and "RecentVector" not in store.table_counts()
+    _index_finds_itself(db)
     assert_same_graph(db, ref)
     with pytest.raises(InvalidArgumentError, match="max_unindexed_vectors"):
         UpdateOptions(max_unindexed_vectors=-1)
 
 
-def test_a_load_added_past_the_mark_compacts_the_graph_too(
+def _kitchen_corpus(path: Path, n: int, start: int = 0) -> Path:
+    objects = ["teapot", "kettle", "ladle", "colander", "whisk", "skillet", "trivet", "churn"]
+    metals = ["brass", "copper", "pewter", "tin", "cast iron", "silver", "enamel"]
+    rows = [
+        {
+            "title": f"Kitchen object {i}",
+            "text": f"Object {i} is a {metals[i % 7]} {objects[i % 8]} made in workshop {i}.",
+        }
+        for i in range(start, start + n)
+    ]
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    return path
+
+
+def test_a_load_added_to_a_graph_folds_then_compacts_past_the_share(
     embedder: Embedder, tmp_path: Path
 ) -> None:
     """A source loaded into a graph that has a vector index: its vectors wait beside the
-    index as an update's do, and past the mark the load compacts the graph, whose index,
-    built anew, finds them."""
-    corpus = tmp_path / "more.json"
-    corpus.write_text(
-        json.dumps(
-            [
-                {"title": "Velvet teapot", "text": "A velvet teapot is a knitted cosy."},
-                {"title": "Brass kettle", "text": "A brass kettle whistles on a coal range."},
-            ]
-        ),
-        encoding="utf-8",
-    )
+    index as an update's do; past the mark they go into the recent index, and once that
+    would hold over a quarter of the main index's vectors, the load compacts the graph."""
     db = tmp_path / "g.kuzu"
     load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
     kept = copy_graph(db, tmp_path / "kept.kuzu")
-    code, out = _cli("load", str(corpus), "--db", str(kept), "-q")
+    two = _kitchen_corpus(tmp_path / "two.json", 2)
+    code, out = _cli("load", str(two), "--db", str(kept), "-q")
     assert code == 0 and "vectors             2 wait beside the vector index" in out, out
     with GraphStore.open(kept, read_only=True) as store:
         assert store.unindexed_count() == 2
 
-    code, out = _cli("load", str(corpus), "--db", str(db), "--max-waiting-vectors", "1", "-q")
-    assert code == 0 and "vectors             2 indexed by the compaction" in out, out
-    _index_finds_itself(db)
-    question = embedder.embed_query("What is a velvet teapot?")
+    code, out = _cli("load", str(two), "--db", str(db), "--max-waiting-vectors", "1", "-q")
+    assert code == 0 and "vectors             2 indexed" in out, out
     with GraphStore.open(db, read_only=True) as store:
-        assert store.vector_search(question, 1)[0].title == "Velvet teapot"
+        main = store.table_counts()["SectionVector"]
+        assert store.recent_count() == 2 and store.unindexed_count() == 0
+    _index_finds_itself(db)
+    many = _kitchen_corpus(tmp_path / "many.json", main // 4 + 1, start=2)  # past a quarter
+    code, out = _cli("load", str(many), "--db", str(db), "--max-waiting-vectors", "1", "--json")
+    assert code == 0, out
+    report = json.loads(out)
+    assert report["compacted"] is True and report["vectors_folded"] == main // 4 + 1
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.recent_table() is None
+        assert store.table_counts()["SectionVector"] == main + 2 + main // 4 + 1
+    _index_finds_itself(db)
+    question = embedder.embed_query("What is object 3, made in workshop 3?")
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.vector_search(question, 1)[0].title == "Kitchen object 3"
     with pytest.raises(InvalidArgumentError, match="max_unindexed_vectors"):
         LoadOptions(max_unindexed_vectors=True)  # type: ignore[arg-type]
 

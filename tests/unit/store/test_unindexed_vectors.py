@@ -1,9 +1,10 @@
 """Vectors an update writes wait beside the HNSW index (``store/vectors.py``), on real Kùzu.
 
 Search must rank them with the indexed ones as one exact ranking would; a section's
-vector is in one table only; a graph older than the table reads as before and gains
-the table on its next write. (An update past the mark compacts the graph, which builds
-the index with them: ``tests/e2e/test_update.py``.)
+vector is in one table only; a fold builds the recent index anew from its vectors and
+the waiting ones, never inserting into a built index, and a fold cut short leaves a
+table that the next one drops; a graph older than the table reads as before and gains
+the table on its next write.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kg_agent.store import UNINDEXED, GraphStore, vector_count
+from kg_agent.store import RECENT, UNINDEXED, GraphStore, vector_count
+from kg_agent.store.vectors import vector_table_ddl
 
 DIM = 16
 N = 60  # sections: the first 40 indexed, the last 20 waiting beside the index
@@ -50,23 +52,28 @@ def _vector_file(path: Path, rows: range) -> Path:
     )
 
 
+def _sections(ids: list[str]) -> pa.Table:
+    n = len(ids)
+    return pa.table(
+        {
+            "id": ids,
+            "article": [s.split("::")[0] for s in ids],
+            "heading": [""] * n,
+            "heading_path": [""] * n,
+            "level": [0] * n,
+            "ordinal": [0] * n,
+            "part": [0] * n,
+            "text": [f"text {i}" for i in range(n)],
+            "word_count": [2] * n,
+            "text_hash": [f"h{i}" for i in range(n)],
+        }
+    )
+
+
 @pytest.fixture()
 def graph(tmp_path: Path) -> Path:
     db = tmp_path / "g.kuzu"
-    sections = pa.table(
-        {
-            "id": IDS,
-            "article": [s.split("::")[0] for s in IDS],
-            "heading": [""] * N,
-            "heading_path": [""] * N,
-            "level": [0] * N,
-            "ordinal": [0] * N,
-            "part": [0] * N,
-            "text": [f"text {i}" for i in range(N)],
-            "word_count": [2] * N,
-            "text_hash": [f"h{i}" for i in range(N)],
-        }
-    )
+    sections = _sections(IDS)
     with GraphStore.open(db, read_only=False, create=True) as store:
         store.ensure_schema(dimension=DIM, model="test-model")
         store.copy_parquet("Section", _write(tmp_path / "s.parquet", sections))
@@ -108,6 +115,58 @@ def test_a_vector_is_deleted_and_read_from_whichever_table_holds_it(graph: Path)
         for i in (3, 45):
             found = {h.section_id for h in store.vector_search(VECTORS[i].tolist(), 3)}
             assert found and IDS[i] not in found
+
+
+def _self_found(store: GraphStore, ids: list[str], vectors: np.ndarray) -> None:
+    for sid, v in zip(ids, vectors, strict=True):
+        assert store.vector_search(v.tolist(), 1)[0].section_id == sid
+
+
+def test_a_fold_builds_the_recent_index_anew_and_search_ranks_all_three_as_one(
+    graph: Path, tmp_path: Path
+) -> None:
+    more = _vectors(10, 7)
+    extra = [f"Extra {i}::0000" for i in range(10)]
+    flat = pa.array(more.reshape(-1))
+    batch = pa.table(
+        [pa.array(extra), pa.array(["x"] * 10), pa.FixedSizeListArray.from_arrays(flat, DIM)],
+        names=["id", "text_hash", "embedding"],
+    )
+    with GraphStore.open(graph, read_only=False) as store:
+        store.begin()
+        with pytest.raises(RuntimeError, match="transaction"):
+            store.fold_unindexed()  # Kùzu builds an index only outside one
+        store.commit()
+        assert store.fold_unindexed() == 20
+        assert store.recent_table() == "RecentVector1" and store.unindexed_count() == 0
+        assert store.fold_unindexed() == 0  # nothing waits: nothing built
+        store.copy_parquet(UNINDEXED, _write(tmp_path / "x.parquet", batch))
+        store.copy_parquet("Section", _write(tmp_path / "xs.parquet", _sections(extra)))
+        # a fold cut short between its copy and its transaction left a table of its own
+        store._run(vector_table_ddl(DIM, "RecentVector9"))
+        assert store.fold_unindexed() == 30  # the recent ones and the waiting ones
+        tables = {str(r[0]) for r in store._run("CALL SHOW_TABLES() RETURN name")}
+        assert {t for t in tables if t.startswith(RECENT)} == {"RecentVector2"}
+        assert store.meta()["recent_vectors"] == "RecentVector2"
+        store.delete_vectors([IDS[45]])  # a section's vector goes from the table holding it
+        assert store.vector_hash(IDS[45]) is None
+    with GraphStore.open(graph, read_only=True) as store:
+        assert store.vector_tables() == ("SectionVector", "RecentVector2", UNINDEXED)
+        counts = store.table_counts()
+        assert (counts["SectionVector"], counts[RECENT], counts[UNINDEXED]) == (40, 29, 0)
+        assert vector_count(counts) == N + 10 - 1
+        assert store.stats().recent_vectors == 29
+        every = np.vstack([VECTORS, more])
+        ids = IDS + extra
+        keep = [i for i, sid in enumerate(ids) if sid != IDS[45]]
+        _self_found(store, [ids[i] for i in keep], every[keep])
+        for q in _vectors(10, 3):  # one ranking over both indexes, as an exact one
+            hits = [h.section_id for h in store.vector_search(q.tolist(), 5)]
+            assert hits == _exact(q, 5, [ids[i] for i in keep], every[keep])
+    with GraphStore.open(graph, read_only=False) as store:
+        store.recreate_vector_table(DIM)  # what embed does: every vector table goes
+        assert store.vector_tables() == ("SectionVector", UNINDEXED)
+        assert store.recent_table() is None and not store.meta()["recent_vectors"]
 
 
 def test_a_graph_older_than_the_table_reads_as_before_and_gains_it_on_a_write(
