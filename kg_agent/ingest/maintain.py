@@ -307,7 +307,8 @@ def index_waiting_vectors(
             f"indexing the waiting vectors of {db} interrupted; they still wait beside the "
             "index, searched exactly (the next update, or 'kg-agent compact', indexes them)"
         ) from None
-    write_checksums(db)
+    finally:  # whatever the fold got to, the file changed
+        write_checksums(db)
     return "fold"
 
 

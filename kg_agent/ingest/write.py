@@ -268,8 +268,8 @@ class _Copier:
         self.copy("Section", self._new_rows("sections"))
         # An update's new vectors wait beside the HNSW index, never inserted into it
         # (store/vectors.py: Kùzu's inserts can strand part of the index); the update
-        # that leaves more than its mark waiting compacts the graph afterwards, which
-        # builds the index anew with them (ingest/update.py).
+        # that leaves more than its mark waiting folds them afterwards into the recent
+        # index, built anew with them (ingest/maintain.py: index_waiting_vectors).
         waiting = 0
         if self.job.embeddings == "now":
             vectors = self._vectors_to_copy()

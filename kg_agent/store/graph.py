@@ -92,7 +92,7 @@ def _schema_ddl(dimension: int) -> list[str]:
         # Vectors apart from sections: Kùzu cannot SET a column an index uses (and a SET of
         # a FLOAT[384] costs ~4 ms), so vectors are added and replaced by COPY and DELETE.
         vector_table_ddl(dimension),
-        # an update's vectors, outside the HNSW index until a compaction (store/vectors.py)
+        # an update's vectors, outside the HNSW indexes until a fold (store/vectors.py)
         vector_table_ddl(dimension, UNINDEXED),
         "CREATE NODE TABLE IF NOT EXISTS Category(name STRING PRIMARY KEY)",
         "CREATE NODE TABLE IF NOT EXISTS Redirect(title STRING PRIMARY KEY, load_id STRING)",

@@ -86,6 +86,7 @@ class VectorWrites:
         def unindexed_count(self) -> int: ...
         def begin(self) -> None: ...
         def commit(self) -> None: ...
+        def rollback(self) -> None: ...
         @property
         def dimension(self) -> int: ...
 
@@ -128,12 +129,16 @@ class VectorWrites:
 
     def fold_unindexed(self) -> int:
         """Build the recent vector index anew from its vectors and those waiting; how many
-        it holds after. Never inside a transaction (Kùzu builds an index only outside
-        one), and never by inserting into a built index (the module doc).
+        it holds after (0: nothing waited, nothing built). Never inside a transaction
+        (Kùzu builds an index only outside one), and never by inserting into a built
+        index (the module doc).
 
-        Each step leaves the graph whole if cut short: the new table is copied and
-        indexed first, then one transaction names it and empties ``UnindexedVector``,
-        then the old table goes (a table no ``Meta`` names is dropped by the next fold).
+        Each step leaves the graph whole if cut short: the new table is copied, indexed
+        and checkpointed first (Kùzu 0.11.3 keeps a ``COPY``'s rows out of its log, so a
+        ``kill -9`` before the checkpoint would lose them: ``committed_rows_lost``), then
+        one transaction checks it holds them all, names it and empties
+        ``UnindexedVector``, then the old table goes (a table no ``Meta`` names is
+        dropped by the next fold).
         """
         if self._in_tx:
             raise RuntimeError("fold_unindexed builds an index: not inside a transaction")
@@ -151,7 +156,12 @@ class VectorWrites:
         self._run(
             f"CALL CREATE_VECTOR_INDEX('{new}', '{RECENT_INDEX}', 'embedding', metric := 'cosine')"
         )
+        self._run("CHECKPOINT")
         self.begin()
+        want = self.unindexed_count() + (self._count_rows(old) if old else 0)
+        if self._count_rows(new) != want:  # nothing deleted: the next fold starts over
+            self.rollback()
+            raise RuntimeError(f"the fold's {new} lacks vectors; the old tables stay")
         self._run(f"MATCH (u:{UNINDEXED}) DELETE u")
         self.set_meta(recent_vectors=new)
         self.commit()
