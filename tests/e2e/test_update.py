@@ -384,6 +384,13 @@ def test_stats_counts_the_vectors_waiting_beside_the_index(
     assert code == 0 and f"waiting vectors {report['vectors_unindexed']:>10,}" in out
 
 
+def test_check_finds_the_updated_graph_sound(updated: tuple[Path, dict[str, Any]]) -> None:
+    """The first update records the size later updates are measured against; the file's
+    checksums follow that write too (they did not: 'check' called the graph damaged)."""
+    code, out = _cli("check", "--db", str(updated[0]))
+    assert code == 0, out
+
+
 def test_same_update_again_has_nothing_to_do(
     updated: tuple[Path, dict[str, Any]], newer: Path
 ) -> None:
