@@ -201,6 +201,7 @@ def delete(
         f"stubs (still linked to); {report.removed_redirects:,} redirects, "
         f"{report.removed_stubs:,} stubs and {report.removed_categories:,} categories "
         "removed with them"
+        + ("; compacted (over half its vector index was deleted)" if report.compacted else "")
     )
     if report.missing:
         click.echo(f"Not in the graph: {_some(report.missing)}")

@@ -133,8 +133,10 @@ class UpdateOptions:
     chunk_bytes: int | None = None
     index: str | None = None
     #: None: compact the graph when updates have doubled its file (see
-    #: :data:`~kg_agent.ingest.maintain.AUTO_COMPACT_GROWTH`) or left more than
-    #: ``max_unindexed_vectors`` outside the vector index; False never; True always.
+    #: :data:`~kg_agent.ingest.maintain.AUTO_COMPACT_GROWTH`), deleted over half its
+    #: vector index's vectors, or would grow the recent index past a quarter of the main
+    #: one (:func:`~kg_agent.ingest.maintain.index_waiting_vectors`); False never; True
+    #: always.
     compact: bool | None = None
     #: Titles deleted from the wiki since (a deletion log beside a partial export):
     #: deleted in this update's transaction as ``kg-agent delete`` deletes them, so the
@@ -301,6 +303,7 @@ class Updater:
         updates doubled the file (or when told to); past the mark, put the waiting vectors
         into the recent index, or compact (:func:`~.maintain.index_waiting_vectors`)."""
         from kg_agent.ingest.maintain import (
+            MAX_DELETED_SHARE,
             compact_locked,
             index_waiting_vectors,
             needs_compaction,
@@ -308,6 +311,7 @@ class Updater:
 
         with GraphStore.open(self.db_path, read_only=True) as store:
             meta = store.meta()
+            stranded = store.deleted_share() > MAX_DELETED_SHARE
         if "compacted_bytes" not in meta:  # the size to measure growth from
             with GraphStore.open(self.db_path, read_only=False) as store:
                 store.set_meta(compacted_bytes=str(report.db_bytes_before))
@@ -316,8 +320,9 @@ class Updater:
         grown = needs_compaction(self.db_path, meta)
         waiting = report.vectors_unindexed > self.options.max_unindexed_vectors
         t0 = time.perf_counter()
-        if self.options.compact or (self.options.compact is None and grown):
-            self._say(f"compacting {self.db_path} (updates have grown its file)")
+        if self.options.compact or (self.options.compact is None and (grown or stranded)):
+            why = "updates have grown its file" if grown else "over half its index deleted"
+            self._say(f"compacting {self.db_path} ({why})")
             compact_locked(Path(self.db_path), meta)
             how = "compact"
         elif waiting:  # into the recent index; --no-compact: never a compaction

@@ -672,12 +672,14 @@ class GraphStore(GraphReads, VectorWrites):
             return True
         if self.meta().get("embeddings", "complete") != "complete":
             return False
-        if not self._scalar("MATCH (v:SectionVector) RETURN count(v)"):
+        n = int(self._scalar("MATCH (v:SectionVector) RETURN count(v)") or 0)
+        if not n:
             return False
         self._run(
             f"CALL CREATE_VECTOR_INDEX('SectionVector', '{VECTOR_INDEX}', 'embedding', "
             "metric := 'cosine')"
         )
+        self.set_meta(indexed_vectors=str(n))  # what deletes are measured against
         return True
 
     def compute_pagerank(self) -> int:

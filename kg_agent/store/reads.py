@@ -157,6 +157,17 @@ class GraphReads:
         """The table of the recent vector index, if the graph has one."""
         return next((t for t in self.vector_tables() if t.startswith(RECENT)), None)
 
+    def deleted_share(self) -> float:
+        """The share of the main index's vectors deleted since it was built: Kùzu's
+        search never walks through a deleted row, so past half the index strands
+        queries (:data:`~kg_agent.ingest.maintain.MAX_DELETED_SHARE`). 0 when unknown
+        (an index built before the count was kept)."""
+        built = int(self.meta().get("indexed_vectors") or 0)
+        if not built:
+            return 0.0
+        live = self._count("MATCH (v:SectionVector) RETURN count(v)")
+        return max(0.0, 1.0 - live / built)
+
     def recent_count(self) -> int:
         table = self.recent_table()
         return self._count(f"MATCH (v:{table}) RETURN count(v)") if table else 0

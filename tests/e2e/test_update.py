@@ -667,6 +667,36 @@ def test_delete_titles_and_from_stdin(embedder: Embedder, tmp_path: Path) -> Non
     assert_link_table_patched(db)
 
 
+def test_a_delete_of_over_half_the_index_compacts_the_graph(
+    embedder: Embedder, tmp_path: Path
+) -> None:
+    """Kùzu's search never walks through deleted rows: once over half the vector index
+    was deleted, the delete compacts the graph, whose index is built anew; the rest is
+    found as before."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    with GraphStore.open(db, read_only=True) as store:
+        built = store.table_counts()["SectionVector"]
+        by_size = store.query(
+            "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) WHERE a.is_stub = false "
+            "RETURN a.title AS t, count(s) AS n ORDER BY n DESC, t"
+        )
+    doomed, gone = [], 0
+    for row in by_size:
+        if gone > built // 2:
+            break
+        doomed.append(row["t"])
+        gone += row["n"]
+    code, out = _cli("delete", *doomed[:2], "--db", str(db), "-q")
+    assert code == 0 and "compacted" not in out, out  # a few: the index stays
+    code, out = _cli("delete", *doomed[2:], "--db", str(db), "-q")
+    assert code == 0 and "compacted (over half its vector index was deleted)" in out, out
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.deleted_share() == 0.0
+        assert store.meta()["indexed_vectors"] == str(built - gone)
+    _index_finds_itself(db)
+
+
 def test_deletions_beside_a_partial_export_equal_an_update_then_a_delete(
     newer: Path, tmp_path: Path
 ) -> None:

@@ -223,6 +223,15 @@ def test_a_fold_killed_after_its_commit_keeps_every_vector(graph: Path, tmp_path
         assert {t for t in tables if t.startswith(RECENT)} == {"RecentVector2"}
 
 
+def test_the_share_of_the_index_deleted_is_measured_from_its_build(graph: Path) -> None:
+    with GraphStore.open(graph, read_only=False) as store:
+        assert store.meta()["indexed_vectors"] == "40" and store.deleted_share() == 0.0
+        store.delete_vectors(IDS[:25] + IDS[50:])  # 25 of the indexed, 10 of the waiting
+        assert store.deleted_share() == pytest.approx(25 / 40)
+        store.set_meta(indexed_vectors="")  # an index built before the count was kept
+        assert store.deleted_share() == 0.0
+
+
 def test_a_graph_older_than_the_table_reads_as_before_and_gains_it_on_a_write(
     graph: Path,
 ) -> None:
