@@ -51,6 +51,7 @@ SCRIPTS: dict[str, tuple[str, str]] = {
         "sizes",
     ),
     "bench_linker_overlay": ("--sizes 2000 --rates 0.01", "rows"),
+    "bench_index_deletes": ("--vectors 300 --shares 0.5 --builds 1 --queries 5", "rows"),
     "bench_vector_inserts": (
         "--db {graph} --batches 5 --waiting 0,20 --folds 20 --queries 3",
         "folds",
@@ -62,7 +63,15 @@ SCRIPTS: dict[str, tuple[str, str]] = {
 }
 
 #: the scripts that read nothing from ../shared/data at these settings
-OWN_DATA = frozenset(["bench_checkpoint", "bench_load", "bench_lookups", "bench_vector_inserts"])
+OWN_DATA = frozenset(
+    [
+        "bench_checkpoint",
+        "bench_index_deletes",
+        "bench_load",
+        "bench_lookups",
+        "bench_vector_inserts",
+    ]
+)
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
