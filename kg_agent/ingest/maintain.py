@@ -319,10 +319,12 @@ def index_waiting_vectors(
     try:
         with GraphStore.open(db, read_only=False, buffer_pool_mb=pool) as store:
             store.fold_unindexed()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, KGAgentError, OSError, RuntimeError) as exc:
+        why = "interrupted" if isinstance(exc, KeyboardInterrupt) else one_line(exc)
         raise LoadAborted(
-            f"indexing the waiting vectors of {db} interrupted; they still wait beside the "
-            "index, searched exactly (the next update, or 'kg-agent compact', indexes them)"
+            f"{db} is written, but indexing the vectors waiting beside its index failed "
+            f"({why}); they still wait, searched exactly (the next update, or 'kg-agent "
+            "compact', indexes them)"
         ) from None
     finally:  # whatever the fold got to, the file changed
         write_checksums(db)

@@ -223,6 +223,31 @@ def test_a_fold_killed_after_its_commit_keeps_every_vector(graph: Path, tmp_path
         assert {t for t in tables if t.startswith(RECENT)} == {"RecentVector2"}
 
 
+def test_a_fold_that_fails_says_so_in_one_line_and_leaves_the_vectors_waiting(
+    graph: Path, tmp_path: Path
+) -> None:
+    """A waiting vector whose id the recent table already holds (a broken graph) makes
+    the fold's copy fail: one line, the vectors still wait, the recent index is as it
+    was, and the file's checksums follow what the fold wrote."""
+    from kg_agent.exceptions import LoadAborted
+    from kg_agent.ingest.maintain import index_waiting_vectors
+    from kg_agent.store.integrity import verify_checksums
+
+    with GraphStore.open(graph, read_only=False) as store:
+        assert store.fold_unindexed() == 20
+        store.copy_parquet(UNINDEXED, _vector_file(tmp_path / "again.parquet", range(45, 46)))
+        meta = store.meta()
+    said: list[str] = []
+    with pytest.raises(LoadAborted) as err:
+        index_waiting_vectors(graph, meta, said.append, compact=False)  # the fold, not a compaction
+    message = str(err.value)
+    assert "indexing the vectors waiting beside its index failed" in message
+    assert "\n" not in message and said and "indexing" in said[0]
+    with GraphStore.open(graph, read_only=True) as store:
+        assert store.recent_table() == "RecentVector1" and store.unindexed_count() == 1
+    assert verify_checksums(graph).damaged_blocks == []
+
+
 def test_the_share_of_the_index_deleted_is_measured_from_its_build(graph: Path) -> None:
     with GraphStore.open(graph, read_only=False) as store:
         assert store.meta()["indexed_vectors"] == "40" and store.deleted_share() == 0.0
