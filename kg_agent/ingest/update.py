@@ -340,8 +340,11 @@ class Updater:
     ) -> tuple[str, str, str, dict[str, Any] | None, list[str], str | None]:
         """(the graph's state, its embeddings, the latest load's fingerprint, this
         update's earlier run, the sources loaded into it other than by updates and
-        deletes, the section size it was split at), upgrading an older graph first."""
-        with GraphStore.open(self.db_path, read_only=False) as store:
+        deletes, the section size it was split at), upgrading an older graph first.
+        Read-only (it replays a killed writer's log first, see ``GraphStore.open``): a
+        writer's open changes the file on its way out, and an update with nothing to do
+        must leave it, and its checksums, as it was."""
+        with GraphStore.open(self.db_path, read_only=True) as store:
             version = store.schema_version()
         if version != SCHEMA_VERSION:
             upgrade_graph(self.db_path)
