@@ -298,9 +298,7 @@ MAX_DELETED_SHARE = 0.5
 RECENT_SHARE = 0.25
 
 
-def index_waiting_vectors(
-    db: Path, meta: dict[str, str], say: Callable[[str], None], *, compact: bool = True
-) -> str:
+def index_waiting_vectors(db: Path, say: Callable[[str], None], *, compact: bool = True) -> str:
     """Put the vectors waiting beside the index of ``db`` into an index, never by inserting
     into a built one (``store/vectors.py``): the recent index built anew with them
     (``"fold"``), or past :data:`RECENT_SHARE` (unless not to ``compact``), a compaction
@@ -308,6 +306,7 @@ def index_waiting_vectors(
     with GraphStore.open(db, read_only=True) as store:
         counts = store.table_counts()
         dimension = store.dimension
+        meta = store.meta()
     waiting = counts.get(UNINDEXED, 0)
     recent = counts.get(RECENT, 0) + waiting
     if compact and recent > RECENT_SHARE * counts.get("SectionVector", 0):

@@ -333,9 +333,7 @@ class Loader:
         from kg_agent.ingest.maintain import index_waiting_vectors
 
         t0 = time.perf_counter()
-        with GraphStore.open(self.db_path, read_only=True) as store:
-            meta = store.meta()
-        how = index_waiting_vectors(Path(self.db_path), meta, self._say)
+        how = index_waiting_vectors(Path(self.db_path), self._say)
         report.compacted = how == "compact"
         report.timings[how] = round(time.perf_counter() - t0, 3)
         report.vectors_folded, report.vectors_unindexed = report.vectors_unindexed, 0

@@ -327,7 +327,7 @@ class Updater:
             how = "compact"
         elif waiting:  # into the recent index; --no-compact: never a compaction
             allowed = self.options.compact is not False
-            how = index_waiting_vectors(Path(self.db_path), meta, self._say, compact=allowed)
+            how = index_waiting_vectors(Path(self.db_path), self._say, compact=allowed)
         else:
             return
         report.compacted = how == "compact"

@@ -236,10 +236,9 @@ def test_a_fold_that_fails_says_so_in_one_line_and_leaves_the_vectors_waiting(
     with GraphStore.open(graph, read_only=False) as store:
         assert store.fold_unindexed() == 20
         store.copy_parquet(UNINDEXED, _vector_file(tmp_path / "again.parquet", range(45, 46)))
-        meta = store.meta()
     said: list[str] = []
     with pytest.raises(LoadAborted) as err:
-        index_waiting_vectors(graph, meta, said.append, compact=False)  # the fold, not a compaction
+        index_waiting_vectors(graph, said.append, compact=False)  # the fold, not a compaction
     message = str(err.value)
     assert "indexing the vectors waiting beside its index failed" in message
     assert "\n" not in message and said and "indexing" in said[0]
