@@ -137,10 +137,15 @@ def _dump_options(fn: F) -> F:
 def make_embedder(model: str | None, batch_size: int | None, device: str = "auto") -> Any:
     """The embedder a command that loads text uses (``--model``, ``--batch-size``,
     ``--device``: ``auto`` is the CPU on a machine without a GPU driver, found without
-    importing torch)."""
-    from kg_agent.embedding import Embedder, pick_device
+    importing torch; with one, it is resolved where the model loads)."""
+    from kg_agent.embedding import Embedder, may_have_gpu, pick_device
 
-    return Embedder(model, batch_size=batch_size, device=pick_device(device))
+    if device == "auto" and not may_have_gpu():
+        device = "cpu"
+    # on a machine with a GPU driver, "auto" is left for the process that runs the model
+    # to resolve: an update's parent never imports torch (~4-5 s on an H100 machine)
+    where = device if device == "auto" else pick_device(device)
+    return Embedder(model, batch_size=batch_size, device=where)
 
 
 _TOKENIZER_THREADS_CHOSEN = False
@@ -199,7 +204,7 @@ def run_with_embedder(
     """``load_source`` or ``update_graph`` with the command's embedder; on a GPU, with the
     tokenizer's threads, its bound (:func:`tokenizer_threads`)."""
     embedder = make_embedder(model, batch_size, device)
-    with tokenizer_threads(str(embedder.device != "cpu").lower()):
+    with tokenizer_threads(str(embedder.device_setting != "cpu").lower()):
         return run(
             source,
             db_path,

@@ -114,7 +114,7 @@ _GPU_DRIVER_FILES = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/kfd"
 """What NVIDIA's (or AMD ROCm's) Linux driver puts there: without them no GPU can run."""
 
 
-def _may_have_gpu() -> bool:
+def may_have_gpu() -> bool:
     """False on Linux without a GPU driver: ``auto`` is then the CPU without importing
     torch (~2 s), which ``load`` and ``update`` would pay even with nothing to embed."""
     if not sys.platform.startswith("linux"):
@@ -127,7 +127,7 @@ def pick_device(device: str = "auto") -> str:
     """``auto``: CUDA when torch sees a GPU, else Apple's MPS, else the CPU. A device
     named outright must exist: asking for a GPU that is not there is an error, not a
     silent run on the CPU at a hundredth of the speed."""
-    if check_device_name(device) == "cpu" or (device == "auto" and not _may_have_gpu()):
+    if check_device_name(device) == "cpu" or (device == "auto" and not may_have_gpu()):
         return "cpu"
     import torch
 
@@ -176,7 +176,8 @@ class Embedder:
     on CUDA and in fp32 elsewhere; "float32", "bfloat16" and "float16" (a GPU's) force
     one. ``batch_size`` None takes :data:`DEFAULT_BATCH_SIZE` on a CPU and
     :data:`GPU_BATCH_SIZE` on a GPU, whose token cap, unless given, is the batch size
-    times :data:`GPU_TOKENS_PER_TEXT`.
+    times :data:`GPU_TOKENS_PER_TEXT`. ``device="auto"`` is resolved when first needed
+    (:attr:`device`).
     """
 
     def __init__(
@@ -214,19 +215,14 @@ class Embedder:
         self._requested = model
         self._default = model is None or model in _DEFAULT_ALIASES
         self._asked = (batch_size, max_batch_tokens)  # what config() hands on
-        on_gpu = not device.startswith("cpu")
-        self.batch_size = batch_size or (GPU_BATCH_SIZE if on_gpu else DEFAULT_BATCH_SIZE)
-        if on_gpu and max_batch_tokens == DEFAULT_MAX_BATCH_TOKENS:
-            # the CPU's cap (16 texts of 256) would cut a GPU's batch of 1,024 sections of
-            # ~110 word pieces to ~37 texts: measured on an H100, fp16 then ran at 1,030
-            # sections/s against 5,730 with the batch asked for (docs/BENCHMARKS.md)
-            max_batch_tokens = self.batch_size * GPU_TOKENS_PER_TEXT
-        self.device = device
+        self._device = device  # "auto": resolved when first needed (see device)
+        self._batch_size: int | None = None  # None: the device's default, once it is known
+        self._max_batch_tokens: int | None = max_batch_tokens
+        self._tokens_decided = False
         self.max_seq_length = max_seq_length
         self.threads = threads
         self.quantize = quantize
         self.precision = precision
-        self.max_batch_tokens = max_batch_tokens
         self._model: SentenceModel | None = None
         self._dimension: int | None = None
         self._lock = threading.Lock()
@@ -239,6 +235,57 @@ class Embedder:
         # A plain Transformer + mean Pooling model runs without sentence-transformers
         # (kg_agent._plain_model: the same vectors, 2-3 s less to start); tests flip it.
         self._plain = True
+
+    # -- device -------------------------------------------------------------------
+
+    @property
+    def device(self) -> str:
+        """Where the model runs. ``auto`` is resolved (:func:`pick_device`, which imports
+        torch on a machine with a GPU driver: ~4-5 s on an H100 machine) the first time
+        something needs it, so a process that only hands the embedder on (an update's,
+        whose model runs in a process of its own) never pays for it."""
+        if self._device == "auto":
+            device = pick_device("auto")
+            if self.precision == "float16" and device.startswith("cpu"):
+                raise InvalidArgumentError(
+                    "precision float16 is for a GPU, and device 'auto' found none here"
+                )
+            self._device = device
+        return self._device
+
+    @property
+    def device_setting(self) -> str:
+        """The device as given, ``auto`` until something needed it resolved."""
+        return self._device
+
+    @property
+    def batch_size(self) -> int:
+        """Texts a batch at most: as asked, else the device's default."""
+        if self._batch_size is None:
+            on_gpu = not self.device.startswith("cpu")
+            self._batch_size = self._asked[0] or (GPU_BATCH_SIZE if on_gpu else DEFAULT_BATCH_SIZE)
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: int) -> None:
+        self._batch_size = value
+
+    @property
+    def max_batch_tokens(self) -> int | None:
+        """Padded tokens a batch at most (None: no cap)."""
+        if not self._tokens_decided:
+            if not self.device.startswith("cpu") and self._asked[1] == DEFAULT_MAX_BATCH_TOKENS:
+                # the CPU's cap (16 texts of 256) would cut a GPU's batch of 1,024 sections
+                # of ~110 word pieces to ~37 texts: measured on an H100, fp16 then ran at
+                # 1,030 sections/s against 5,730 with the batch asked for (BENCHMARKS.md)
+                self._max_batch_tokens = self.batch_size * GPU_TOKENS_PER_TEXT
+            self._tokens_decided = True
+        return self._max_batch_tokens
+
+    @max_batch_tokens.setter
+    def max_batch_tokens(self, value: int | None) -> None:
+        self._max_batch_tokens = value
+        self._tokens_decided = True
 
     # -- identity -----------------------------------------------------------------
 

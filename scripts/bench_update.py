@@ -310,6 +310,9 @@ def _update_entry(
         },
         "phases": {k: v for k, v in timings.items() if "." not in k},
         "index_steps": {k: v for k, v in timings.items() if k.startswith("index.")},
+        "write_steps": {k: v for k, v in timings.items() if k.startswith("write.")},
+        "embed_steps": {k: v for k, v in timings.items() if k.startswith("embed.")},
+        "outside_phases_s": round(wall - sum(v for k, v in timings.items() if "." not in k), 3),
     }
 
 
@@ -416,6 +419,17 @@ def print_table(rows: list[dict[str, Any]]) -> None:
                 f"{w['added']}/{w['changed']}/{w['deleted']} | "
                 + _partial_cells(p, ix, w["peak_rss_mib"])
             )
+    steps = [(row, u) for row in rows for u in row.get("updates", []) if u.get("write_steps")]
+    if steps:
+        print("\nThe embed's and the write's steps (s), and the time outside the phases:\n")
+    for row, u in steps:
+        where = f"{row['articles']:,}, {u['rate']:.1%} {u.get('code', '')}".rstrip()
+        embed = ", ".join(f"{k[6:]} {v:.2f}" for k, v in u.get("embed_steps", {}).items())
+        parts = ", ".join(f"{k[6:]} {v:.2f}" for k, v in u["write_steps"].items())
+        print(
+            f"- {where}: embed: {embed or '-'}; write: {parts}; "
+            f"outside the phases {u['outside_phases_s']:.1f}"
+        )
     for row in rows:
         if "disk" in row:
             d = row["disk"]

@@ -17,6 +17,7 @@ with its parent, and exits when its pipe closes.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -61,7 +62,7 @@ def _serve(conn: Connection, settings: dict[str, Any]) -> None:
         except Exception as exc:
             conn.send(("failed", one_line(exc)))
             return
-        conn.send(("ready", time.perf_counter() - t0))
+        conn.send(("ready", (time.perf_counter() - t0, embedder.device)))
         while True:
             message = conn.recv()
             if message[0] != "embed":
@@ -86,7 +87,7 @@ class ModelProcess:
             raise TypeError("only kg_agent's own Embedder can be rebuilt in a child process")
         settings = {
             "config": asdict(embedder.config),
-            "device": embedder.device,
+            "device": embedder.device_setting,  # "auto" is resolved there, not here
             "plain": embedder._plain,
             "sort_by": embedder._sort_by,
             "parent": os.getpid(),
@@ -99,6 +100,8 @@ class ModelProcess:
         self._proc.start()
         theirs.close()  # so that the child's death reads as EOF here
         self.seconds: float | None = None  # the child's start, once it reported
+        self.device: str | None = None  # where its model runs, once it reported
+        self.waited = 0.0  # seconds this process spent waiting for the child's start
         self._broken: str | None = None
 
     @property
@@ -126,11 +129,16 @@ class ModelProcess:
             raise ChildGone(self._broken)
         if self.seconds is not None:
             return
-        kind, value = self._receive()
+        t0 = time.perf_counter()
+        try:
+            kind, value = self._receive()
+        finally:
+            self.waited += time.perf_counter() - t0
         if kind != "ready":
             self._broken = str(value)
             raise ChildGone(self._broken)
-        self.seconds = float(value)
+        seconds, self.device = value
+        self.seconds = float(seconds)
 
     def embed(self, texts: list[str], progress: Callable[[int], None] | None = None) -> FloatArray:
         """The child's vectors of ``texts``; :class:`ChildGone` if it could not, and then
@@ -172,7 +180,7 @@ class ChildEmbedder(Embedder):
 
     def __init__(self, local: Embedder, child: ModelProcess) -> None:
         settings = asdict(local.config)
-        super().__init__(settings.pop("model"), device=local.device, **settings)
+        super().__init__(settings.pop("model"), device=local.device_setting, **settings)
         self._plain = local._plain
         self._sort_by = local._sort_by
         self.local = local
@@ -182,6 +190,16 @@ class ChildEmbedder(Embedder):
     @property
     def is_loaded(self) -> bool:
         return self.local.is_loaded
+
+    @property
+    def device(self) -> str:
+        """The child's device once it reported it. ``auto`` not yet resolved here is not
+        resolved here (torch's import) but waited for from the child, whose model the
+        embed waits for anyway; the local one only if the child cannot embed."""
+        if self.child.device is None and self.local.device_setting == "auto":
+            with contextlib.suppress(ChildGone):
+                self.child.wait_ready()
+        return self.child.device or self.local.device
 
     @property
     def dimension(self) -> int:

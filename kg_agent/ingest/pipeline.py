@@ -545,7 +545,9 @@ class Loader:
 
     def _write_into(self, job: WriteJob, text: TextSource, report: LoadReport) -> None:
         """Adding to a graph: one transaction in a child process, then the indexes."""
-        out = self._timed("write", report, lambda: write_in_child(job))
+        steps: dict[str, float] = {}
+        out = self._timed("write", report, lambda: write_in_child(job, steps))
+        report.timings.update({f"write.{k}": v for k, v in steps.items()})
         report.rows_written = out["rows_written"]
         report.replaced_articles = out["replaced_articles"]
         report.vectors_unindexed = int(out.get("vectors_unindexed", 0))

@@ -76,8 +76,9 @@ from kg_agent.exceptions import (
 )
 from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, embedding_input
 from kg_agent.ingest.embed_cache import EmbeddingCache
-from kg_agent.ingest.embed_phase import embed_shards, embedder_identity
+from kg_agent.ingest.embed_phase import embed_shards
 from kg_agent.ingest.known import PageFilter, page_key, title_key, write_keys
+from kg_agent.ingest.model_process import ChildEmbedder
 from kg_agent.ingest.parse import (
     REPARSE_BASE,
     ParseOptions,
@@ -489,7 +490,9 @@ class Updater:
                 **({"redirects_into": str(by_name)} if by_name.exists() else {}),
             },
         )
-        out = self._timed("write", report, lambda: write_in_child(job))
+        steps: dict[str, float] = {}
+        out = self._timed("write", report, lambda: write_in_child(job, steps))
+        report.timings.update({f"write.{k}": v for k, v in steps.items()})
         if read_all and not takes_redirects:
             _every_page_read(self.db_path)
         report.redirects_removed = int(out.get("removed_redirects", report.redirects_removed))
@@ -527,8 +530,9 @@ class Updater:
     ) -> None:
         """Embed the written sections with ``model`` (the updater's embedder, or its model
         started beside the diff), the graph's vectors of unchanged text first."""
-        reuse = _reuse_cache(self.db_path, stage, model)
-        report.embed_device = model.device
+        t0 = time.perf_counter()
+        reuse = _reuse_cache(self.db_path, stage, model)  # while the model may still start
+        report.timings["embed.reuse"] = round(time.perf_counter() - t0, 3)
         try:
             embed_shards(
                 stage,
@@ -541,6 +545,10 @@ class Updater:
             )
         finally:
             reuse.close()
+        report.embed_device = model.device
+        child = model.child if isinstance(model, ChildEmbedder) else None
+        if child is not None and child.waited:  # the part of the model's start not hidden
+            report.timings["embed.model_wait"] = round(child.waited, 3)
         markers = stage.embedded.markers()
         cached = sum(int(markers[u].get("cached", 0)) for u in units if u in markers)
         report.sections_reused = cached
@@ -1179,8 +1187,11 @@ def _keep_changed_redirects(stage: Stage) -> None:
 def _reuse_cache(db_path: str, stage: Stage, embedder: Embedder) -> EmbeddingCache:
     """The graph's vectors of the sections an update replaces, keyed as the embedding
     cache keys text (a stage-local cache: it goes with the stage)."""
+    # keyed by the model's name alone: what it holds is the graph's vectors, whatever
+    # device computes the rest, and the device of an 'auto' model process is known only
+    # once the model started (this read runs while it starts)
     cache = EmbeddingCache(
-        embedder_identity(embedder), embedder.dimension, directory=stage.root / "reuse"
+        f"graph|{embedder.name}", embedder.dimension, directory=stage.root / "reuse"
     )
     if stage.done("reuse") is None:
         with (

@@ -18,13 +18,15 @@ Two cases, both safe against ``kill -9`` at any moment:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import multiprocessing
 import os
 import signal
 import tempfile
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -39,9 +41,10 @@ from kg_agent.ingest.replace import MAX_ARTICLES, StagedRows, Unchanged
 from kg_agent.ingest.stage import Stage
 from kg_agent.progress import Progress
 from kg_agent.store import UNINDEXED, GraphStore
+from kg_agent.store.article_table import ArticleTable
 from kg_agent.store.layout import default_buffer_pool_mb
 
-__all__ = ["VECTOR_KEYS", "WriteJob", "write_graph", "write_in_child"]
+__all__ = ["VECTOR_KEYS", "StepClock", "WriteJob", "write_graph", "write_in_child"]
 
 #: An update's record of the graph's vectors of the articles it rewrites: a staged vector
 #: with the same section id and text hash is already in the graph and stays there.
@@ -133,51 +136,92 @@ def combined_embeddings(existing: str | None, new: str) -> str:
     return "partial"
 
 
-def write_graph(job: WriteJob, store: GraphStore | None = None) -> dict[str, int]:
-    """Copy the stage into the graph; returns rows written and articles replaced."""
+class StepClock:
+    """Seconds spent in each named step of the write (``write.*`` in a report's timings):
+    what a write of a few changes into a large graph spends its time on, for the
+    benchmarks. A step entered again adds up; one inside another is counted in both."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, step: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            took = time.perf_counter() - t0
+            self.seconds[step] = round(self.seconds.get(step, 0.0) + took, 3)
+
+
+def write_graph(
+    job: WriteJob, store: GraphStore | None = None, clock: StepClock | None = None
+) -> dict[str, int]:
+    """Copy the stage into the graph; returns rows written and articles replaced.
+    ``clock`` is given the seconds of each step."""
     stage = Stage(Path(job.stage_root), {}, resumed=True)
+    step = clock or StepClock()
     own = store is None
     if store is None:
-        store = GraphStore.open(
-            job.db_path,
-            read_only=False,
-            create=True,
-            buffer_pool_mb=job.buffer_pool_mb,
-            home=job.home,
-        )
+        with step("open"):
+            store = GraphStore.open(
+                job.db_path,
+                read_only=False,
+                create=True,
+                buffer_pool_mb=job.buffer_pool_mb,
+                home=job.home,
+            )
     try:
-        store.ensure_schema(dimension=job.dimension, model=job.model)
-        existing = None if job.fresh else store.meta().get("embeddings", "complete")
-        copier = _Copier(store, stage, job, progress=job.progress)
+        with step("schema"):
+            store.ensure_schema(dimension=job.dimension, model=job.model)
+            existing = None if job.fresh else store.meta().get("embeddings", "complete")
+        with step("kept_vectors"):  # the staged vectors the graph holds already
+            copier = _Copier(store, stage, job, progress=job.progress, clock=step)
         if not job.fresh:
-            copier.validate()  # a COPY must not fail inside the transaction (docstring)
+            with step("validate"):
+                copier.validate()  # a COPY must not fail inside the transaction (docstring)
             store.begin()
-        edits = _Edits(store, stage, job) if job.edits else None
+        edits = _Edits(store, stage, job, copier.table_before()) if job.edits else None
         if edits is not None:
-            edits.before()
-        store.set_meta(
-            indexes_stale="1",
-            text_stale="1",
-            pagerank_done="0",
-            embeddings=combined_embeddings(existing, job.embeddings),
-        )
-        if job.max_section_words:
-            store.set_meta(max_section_words=str(job.max_section_words))
+            with step("edits_before"):
+                edits.before()
+        with step("meta"):
+            store.set_meta(
+                indexes_stale="1",
+                text_stale="1",
+                pagerank_done="0",
+                embeddings=combined_embeddings(existing, job.embeddings),
+            )
+            if job.max_section_words:
+                store.set_meta(max_section_words=str(job.max_section_words))
         out = copier.run()
         if edits is not None:
-            out.update(edits.after())
-        store.record_load({**job.load, "status": "committed"})
+            with step("edits_after"):
+                out.update(edits.after())
+        with step("meta"):
+            store.record_load({**job.load, "status": "committed"})
         if not job.fresh:
-            store.commit()
+            with step("commit"):  # Kùzu's checkpoint: the regions of deleted edges rewritten
+                store.commit()
         return out
     finally:
         if own:
-            store.close()
+            with step("close"):
+                store.close()
 
 
 class _Copier:
-    def __init__(self, store: GraphStore, stage: Stage, job: WriteJob, *, progress: bool) -> None:
+    def __init__(
+        self,
+        store: GraphStore,
+        stage: Stage,
+        job: WriteJob,
+        *,
+        progress: bool,
+        clock: StepClock | None = None,
+    ) -> None:
         self.store = store
+        self.clock = clock or StepClock()
         self.stage = stage
         self.job = job
         self.rows = 0
@@ -185,8 +229,8 @@ class _Copier:
         self.kept_vectors = self._vectors_in_graph()
         #: rows of rewritten articles that stay in the graph (:mod:`~kg_agent.ingest.replace`)
         self.unchanged: Unchanged | None = None
-        #: offsets → titles of the graph before this write (False: no such table)
-        self._titles_at: Callable[[list[int]], list[str | None]] | Literal[False] | None = None
+        #: the article table of the graph before this write (False: none in step with it)
+        self._before: ArticleTable | Literal[False] | None = None
         self.tmp = Path(tempfile.mkdtemp(prefix="copy-", dir=stage.root))
         self.prog = Progress("write", unit="rows", enabled=progress)
         pool = job.buffer_pool_mb or default_buffer_pool_mb(read_only=False)
@@ -208,10 +252,21 @@ class _Copier:
         self.prog.update(0, extra=f"{table} ({n:,} rows)")
         groups = _groups(files, self.group_bytes) if self.job.fresh else [files]
         for group in groups:
-            self.store.copy_parquet(table, group, columns=columns)
+            with self.clock("copy"):
+                self.store.copy_parquet(table, group, columns=columns)
             done = count_rows(group) if len(groups) > 1 else n
             self.rows += done
             self.prog.update(done)
+
+    def table_before(self) -> ArticleTable | None:
+        """The article table of the graph as it was before this write, if one is in step
+        with it: which titles it holds, and at which node offsets."""
+        if self._before is None:
+            table = None
+            if not self.job.fresh:
+                table = self.store.article_table_before(str(self.job.load["id"]))
+            self._before = table if table is not None else False
+        return self._before or None
 
     def validate(self) -> None:
         """Check that every edge ends at an article this load or the graph holds.
@@ -236,16 +291,18 @@ class _Copier:
             table = pq.read_table(st.file("redirects_to.parquet"), columns=["to"])
             targets.update(table.column("to").to_pylist())
         outside = sorted(targets - known)
-        for i in range(0, len(outside), _LOOKUP):
-            chunk = outside[i : i + _LOOKUP]
-            found = self.store.existing_articles(chunk)
-            missing = [t for t in chunk if t not in found]
-            if missing:
-                raise LoadAborted(
-                    f"staged load in {st.root} is inconsistent: an edge leads to "
-                    f"{missing[0]!r}, which is no article of the load or the graph; "
-                    "nothing was written (rerun with --restart)"
-                )
+        before = self.table_before()
+        found = existing_titles(self.store, outside, before)
+        missing = [t for t in outside if t not in found]
+        if missing and before is not None:  # what the table lacks is asked of Kùzu too
+            found = existing_titles(self.store, missing)
+            missing = [t for t in missing if t not in found]
+        if missing:
+            raise LoadAborted(
+                f"staged load in {st.root} is inconsistent: an edge leads to "
+                f"{missing[0]!r}, which is no article of the load or the graph; "
+                "nothing was written (rerun with --restart)"
+            )
 
     def run(self) -> dict[str, int]:
         st, units = self.stage, self.job.units
@@ -304,8 +361,9 @@ class _Copier:
         files = _files(self.stage, self.job.units, "resolved", kind)
         if self.unchanged is None:
             return files
-        out = (self.unchanged.new_rows(kind, path, self.tmp) for path in files)
-        return [p for p in out if p is not None]
+        with self.clock("unchanged_rows"):
+            out = (self.unchanged.new_rows(kind, path, self.tmp) for path in files)
+            return [p for p in out if p is not None]
 
     def _vectors_in_graph(self) -> set[str]:
         """Ids of the staged vectors the graph already holds, same id and same text
@@ -333,6 +391,10 @@ class _Copier:
         files = _files(self.stage, self.job.units, "embedded", "vectors")
         if not self.kept_vectors:
             return files
+        with self.clock("kept_vectors"):
+            return self._less_kept(files)
+
+    def _less_kept(self, files: list[Path]) -> list[Path]:
         keep = pa.array(sorted(self.kept_vectors), pa.string())
         out: list[Path] = []
         for path in files:
@@ -352,13 +414,12 @@ class _Copier:
         :mod:`~kg_agent.ingest.replace`); the rest are copied. ``units``: the shards
         ``table`` was read from."""
         titles = table.column("title").to_pylist()
-        found: set[str] = set()
-        for i in range(0, len(titles), _LOOKUP):
-            chunk = titles[i : i + _LOOKUP]
-            hit = self.store.existing_articles(chunk)
-            self.store.delete_redirects(list(self.store.existing_redirects(chunk)))
-            found |= set(hit)
-            self.replaced += len(hit)
+        with self.clock("lookups"):
+            found = existing_titles(self.store, titles, self.table_before())
+            for i in range(0, len(titles), _LOOKUP):
+                chunk = titles[i : i + _LOOKUP]
+                self.store.delete_redirects(list(self.store.existing_redirects(chunk)))
+        self.replaced += len(found)
         if found:
             mask = pc.is_in(table.column("title"), value_set=pa.array(sorted(found)))
             old = table.filter(mask)
@@ -370,11 +431,13 @@ class _Copier:
                 staged = StagedRows(files, names)
             for i in range(0, len(names), _LOOKUP):
                 chunk = names[i : i + _LOOKUP]
-                if staged is None or self.unchanged is None:
-                    self.store.clear_article_content(chunk, keep_vectors=self.kept_vectors)
-                else:
-                    self._replace(chunk, staged, self.unchanged)
-            self.store.update_articles(old.to_pylist())
+                with self.clock("replace"):  # what the rewritten articles held, deleted
+                    if staged is None or self.unchanged is None:
+                        self.store.clear_article_content(chunk, keep_vectors=self.kept_vectors)
+                    else:
+                        self._replace(chunk, staged, self.unchanged)
+            with self.clock("update_articles"):
+                self.store.update_articles(old.to_pylist())
             table = table.filter(pc.invert(mask))
         if table.num_rows:
             tmp = self.tmp / name
@@ -386,13 +449,25 @@ class _Copier:
         from kg_agent.store.edits import GraphEdits
 
         edits = GraphEdits(self.store)
-        if self._titles_at is None:
-            table = self.store.article_table_before(str(self.job.load["id"]))
-            self._titles_at = table.titles if table is not None else False
-        now = edits.article_content(titles, self._titles_at or None)
+        before = self.table_before()
+        now = edits.article_content(titles, before.titles if before is not None else None)
         gone = unchanged.add(now, staged.content(titles))
         self.store.delete_vectors([s for s in now.sections if s not in self.kept_vectors])
         edits.delete_content(sorted(gone.sections), sorted(gone.links), sorted(gone.categories))
+
+
+def existing_titles(
+    store: GraphStore, titles: list[str], table: ArticleTable | None = None
+) -> set[str]:
+    """Those of ``titles`` that are articles or stubs of the graph: from ``table``, the
+    article table of the graph as it is (one hash join, growing with the titles asked),
+    else from Kùzu (a scan of the Article table per chunk, or a lookup per title)."""
+    if table is not None:
+        return table.present(titles)
+    found: set[str] = set()
+    for i in range(0, len(titles), _LOOKUP):
+        found.update(store.existing_articles(titles[i : i + _LOOKUP]))
+    return found
 
 
 def read_titles(path: Path, column: str = "title") -> list[str]:
@@ -413,12 +488,15 @@ class _Edits:
     See :mod:`kg_agent.store.edits` for why this equals a fresh load.
     """
 
-    def __init__(self, store: GraphStore, stage: Stage, job: WriteJob) -> None:
+    def __init__(
+        self, store: GraphStore, stage: Stage, job: WriteJob, before: ArticleTable | None
+    ) -> None:
         from kg_agent.store.edits import GraphEdits
 
         assert job.edits is not None
         self.graph = GraphEdits(store)
         self.store = store
+        self.table = before  # the article table of the graph before the write, if any
         self.spec = job.edits
         self.deleted = read_titles(Path(self.spec["deleted"]))
         self.stubs: set[str] = set()
@@ -435,8 +513,7 @@ class _Edits:
         replaced: list[str] = []
         for path in self.articles:
             titles = read_titles(path)
-            for i in range(0, len(titles), _LOOKUP):
-                replaced.extend(self.store.existing_articles(titles[i : i + _LOOKUP]))
+            replaced.extend(sorted(existing_titles(self.store, titles, self.table)))
         touched = [*replaced, *self.deleted]
         self.stubs = self.graph.stubs_linked_from(touched)
         self.categories = self.graph.categories_of(touched)
@@ -502,9 +579,13 @@ def _child(job: dict[str, Any], result_path: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     set_parent_death_signal()
+    t0 = time.perf_counter()
     try:
-        out = write_graph(WriteJob(**job))
-        Path(result_path).write_text(json.dumps({"ok": out}), encoding="utf-8")
+        clock = StepClock()
+        out = write_graph(WriteJob(**job), clock=clock)
+        clock.seconds["child"] = round(time.perf_counter() - t0, 3)
+        result = {"ok": out, "steps": clock.seconds}
+        Path(result_path).write_text(json.dumps(result), encoding="utf-8")
     except BaseException as exc:  # reported to the parent, then a hard exit
         Path(result_path).write_text(
             json.dumps({"error": one_line(exc, limit=1000), "type": type(exc).__name__}),
@@ -513,9 +594,14 @@ def _child(job: dict[str, Any], result_path: str) -> None:
         os._exit(3)
 
 
-def write_in_child(job: WriteJob) -> dict[str, int]:
-    """:func:`write_graph` in a child process that never rolls back; see the module doc."""
+def write_in_child(job: WriteJob, steps: dict[str, float] | None = None) -> dict[str, int]:
+    """:func:`write_graph` in a child process that never rolls back; see the module doc.
+    ``steps`` is given the seconds of the write's steps (:class:`StepClock`), with
+    ``counts`` (the tables counted before, to tell a loss after a failure) and ``start``
+    (the child's start: its interpreter and imports)."""
+    t0 = time.perf_counter()
     before = _table_counts(job.db_path)
+    counted = time.perf_counter()
     ctx = multiprocessing.get_context("spawn")
     result_path = Path(job.stage_root) / "write-result.json"
     result_path.unlink(missing_ok=True)
@@ -532,6 +618,11 @@ def write_in_child(job: WriteJob) -> dict[str, int]:
     if result_path.exists():
         result = json.loads(result_path.read_text(encoding="utf-8"))
     if proc.exitcode == 0 and "ok" in result:
+        if steps is not None:
+            child = dict(result.get("steps", {}))
+            steps["counts"] = round(counted - t0, 3)
+            steps["start"] = round(time.perf_counter() - counted - child.pop("child", 0.0), 3)
+            steps.update(child)
         return dict(result["ok"])
     _recover(job.db_path)
     if result.get("type") == "LoadAborted":  # refused before writing: its own words

@@ -86,6 +86,16 @@ class ArticleTable:
         """Every title by offset (null where no article is)."""
         return self._titles.combine_chunks()
 
+    def present(self, titles: list[str]) -> set[str]:
+        """Those of ``titles`` the table holds (articles and stubs): one hash join, where
+        Kùzu 0.11.3 answers a list of titles with a scan of its Article table per
+        statement, or a lookup per title (see ``GraphStore._keyed``)."""
+        if not titles:
+            return set()
+        asked = pa.array(titles, pa.string())
+        found = asked.filter(pc.is_in(asked, value_set=self._titles.combine_chunks()))
+        return {str(t) for t in found.to_pylist()}
+
     def pageranks(self, offsets: Any) -> list[float]:
         idx = np.clip(np.asarray(offsets, dtype=np.int64), 0, max(0, self.size - 1))
         return [float(p or 0.0) for p in self._pagerank.take(pa.array(idx)).to_pylist()]

@@ -16,6 +16,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -643,17 +644,55 @@ def test_the_package_model_embeds_in_its_own_process_with_the_same_vectors(
     beside_writer: list[list[str]] = []
     write = update_module.write_in_child
 
-    def noting(job: Any) -> dict[str, int]:  # the real writer, noting who runs beside it
-        beside_writer.append([p.name for p in multiprocessing.active_children()])
-        return write(job)
+    def noting(job: Any, steps: Any = None) -> dict[str, int]:  # the real writer, noting
+        beside_writer.append([p.name for p in multiprocessing.active_children()])  # who runs
+        return write(job, steps)  # beside it
 
     monkeypatch.setattr(update_module, "write_in_child", noting)
     model = Embedder()
     fresh_text = UpdateOptions(progress=False, cache=False)  # the suite's cache holds it
     report = update_graph(newer, db, embedder=model, options=fresh_text)
     assert report.sections_embedded > 0 and not model.is_loaded
+    # the write's steps, timed in the writer's process, fit in the write's time
+    steps = {k: v for k, v in report.timings.items() if k.startswith("write.")}
+    assert {"write.start", "write.replace", "write.copy", "write.commit"} <= set(steps)
+    assert 0 < sum(steps.values()) <= report.timings["write"] + 0.01, report.timings
     assert len(beside_writer) == 1 and "kg-agent-model" not in beside_writer[0]
     assert not [p for p in multiprocessing.active_children() if p.name == "kg-agent-model"]
+    assert_same_graph(db, fresh_newer)
+
+
+def test_device_auto_on_a_gpu_machine_is_resolved_by_the_model_process_alone(
+    newer: Path, embedder: Embedder, fresh_newer: Path, tmp_path: Path
+) -> None:
+    """``update --device auto`` on a machine with a GPU driver (this one's driver check
+    made to say so): the command's process never imports torch (~4-5 s on an H100
+    machine), the model's process resolves the device and says where it ran, and the
+    graph is a fresh load's."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    code = (
+        "import json, sys\n"
+        "import kg_agent.embedding as e\n"
+        "e.may_have_gpu = lambda: True\n"
+        "from kg_agent.cli import main\n"
+        "args = ['update', sys.argv[1], '--db', sys.argv[2], '--device', 'auto', "
+        "'--no-cache', '--json', '-q']\n"
+        "try:\n"
+        "    main(args, standalone_mode=False)\n"
+        "finally:\n"
+        "    print('TORCH', 'torch' in sys.modules, file=sys.stderr)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(newer), str(db)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "TORCH False" in out.stderr, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    assert report["sections_embedded"] > 0 and report["embed_device"] in ("cpu", "cuda")
     assert_same_graph(db, fresh_newer)
 
 

@@ -185,6 +185,39 @@ def test_auto_is_the_cpu_without_importing_torch_where_no_gpu_driver_is() -> Non
     assert out.stdout.split() == ["cpu", "False"]
 
 
+def test_auto_with_a_gpu_driver_is_resolved_where_the_model_loads() -> None:
+    """On a machine with a GPU driver, ``--device auto`` is left unresolved by the
+    command (an update's process hands it to the model's own process, which resolves
+    it): torch is imported only when something asks for the device, here the batch size."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kg_agent.embedding as e\n"
+        "e.may_have_gpu = lambda: True  # as on a machine with a GPU driver\n"
+        "from kg_agent._cli_common import make_embedder\n"
+        "emb = make_embedder(None, None, 'auto')\n"
+        "print(emb.device_setting, 'torch' in sys.modules, emb.dimension)\n"
+        "size = emb.batch_size\n"
+        "print(emb.device, 'torch' in sys.modules, size == (256 if emb.device != 'cpu' else 16))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, second = out.stdout.splitlines()
+    assert first.split() == ["auto", "False", "384"]
+    device, imported, sized = second.split()
+    assert device in ("cpu", "cuda", "mps") and imported == "True" and sized == "True"
+
+
+def test_auto_without_a_gpu_refuses_float16_when_resolved() -> None:
+    from kg_agent.embedding import may_have_gpu
+
+    if may_have_gpu():
+        pytest.skip("a GPU driver is here: auto may find a GPU")
+    emb = Embedder(device="auto", precision="float16")  # nothing resolved yet
+    with pytest.raises(InvalidArgumentError, match="float16"):
+        _ = emb.device
+
+
 def test_bad_model_path_raises_one_line_error(tmp_path: object) -> None:
     emb = Embedder(str(tmp_path) + "/no-such-model")
     assert not emb.is_loaded

@@ -36,6 +36,31 @@ def test_the_child_embeds_as_this_process_does_and_reports_each_batch(
     assert child.seconds is not None and child.seconds > 0
 
 
+def test_an_auto_device_is_resolved_by_the_child_and_read_from_it() -> None:
+    """``auto`` crosses to the child unresolved; the child says where its model runs,
+    and the embedder in this process takes the device from it, never resolving it here
+    (which imports torch on a machine with a GPU driver)."""
+    local = Embedder(device="auto", batch_size=8)
+    proc = ModelProcess(local)
+    try:
+        model = ChildEmbedder(local, proc)
+        assert proc.device is None and model.device_setting == "auto"
+        assert model.device == proc.device == ("cuda" if torch_sees_a_gpu() else "cpu")
+        assert local.device_setting == "auto"  # never resolved in this process
+        assert proc.seconds is not None and proc.waited > 0  # it waited for the start
+        waited = proc.waited
+        model.embed(TEXTS[:3])
+        assert proc.waited == waited  # ready once: embeds do not wait again
+    finally:
+        proc.close()
+
+
+def torch_sees_a_gpu() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
 def test_ctrl_c_reaches_the_parent_only(child: ModelProcess) -> None:
     child.wait_ready()
     assert child.pid is not None

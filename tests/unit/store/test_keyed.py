@@ -202,7 +202,7 @@ def test_an_update_by_point_lookups_equals_a_fresh_load(
     _force(monkeypatch, "point")
     calls: list[int] = []
 
-    def in_process(job: WriteJob) -> dict[str, int]:
+    def in_process(job: WriteJob, steps: dict[str, float] | None = None) -> dict[str, int]:
         calls.append(1)
         return write_graph(job)
 
