@@ -262,7 +262,8 @@ class Updater:
                 return self._finish_committed(src, fp, previous, report)
             if latest == fp:
                 report.skipped = True
-                report.db_bytes_after = report.db_bytes_before
+                self._fold_left_over(report)
+                report.db_bytes_after = _db_bytes(self.db_path)
                 return report
             stage = Stage.open(
                 self.db_path,
@@ -335,6 +336,19 @@ class Updater:
         report.timings[how] = round(time.perf_counter() - t0, 3)
         # the waiting vectors are in an index built anew: the recent one, or the whole
         report.vectors_folded, report.vectors_unindexed = report.vectors_unindexed, 0
+
+    def _waiting_vectors(self) -> int:
+        with GraphStore.open(self.db_path, read_only=True) as store:
+            return store.unindexed_count()
+
+    def _fold_left_over(self, report: UpdateReport) -> None:
+        """An update already applied whose fold failed or was cut short left more vectors
+        waiting than the mark: running it again indexes them (and nothing else: an update
+        with nothing to do leaves the file as it was)."""
+        waiting = self._waiting_vectors()
+        if waiting > self.options.max_unindexed_vectors:
+            report.vectors_unindexed = waiting
+            self._compact_if_due(report)
 
     def _inspect(
         self, fp: str
@@ -649,6 +663,8 @@ class Updater:
         else:  # no record of what changed: the text index is rebuilt whole
             self._finish(src, str(previous["id"]), None)
         stage.remove()
+        report.vectors_unindexed = self._waiting_vectors()  # what the update left waiting
+        self._compact_if_due(report)
         report.db_bytes_after = _db_bytes(self.db_path)
         return report
 

@@ -313,6 +313,38 @@ def test_an_update_past_the_mark_builds_the_recent_index_with_the_waiting_vector
         UpdateOptions(max_unindexed_vectors=-1)
 
 
+def test_the_same_update_again_indexes_what_its_cut_short_fold_left_waiting(
+    newer: Path, embedder: Embedder, tmp_path: Path
+) -> None:
+    """An update whose fold failed, or was cut short after its commit, leaves its vectors
+    waiting past the mark (here: an update allowed them all, then the mark lowered). The
+    same command again has nothing to write and indexes them; below the mark, it leaves
+    the file as it was."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    first = update_graph(newer, db, embedder=embedder, options=UpdateOptions(progress=False))
+    waiting = first.vectors_unindexed
+    assert waiting > 0 and not first.vectors_folded
+    size = db.stat().st_size
+    code, out = _cli("update", str(newer), "--db", str(db), "--json", "-q")
+    assert code == 0, out
+    again = json.loads(out)
+    assert again["skipped"] and again["vectors_folded"] == 0 and db.stat().st_size == size
+    code, out = _cli(
+        "update", str(newer), "--db", str(db), "--max-waiting-vectors", "1", "--json", "-q"
+    )
+    assert code == 0, out
+    folded = json.loads(out)
+    assert folded["skipped"] and folded["vectors_folded"] == waiting
+    assert folded["vectors_unindexed"] == 0 and folded["timings"]["fold"] > 0
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.unindexed_count() == 0
+        assert store.table_counts()["RecentVector"] == waiting
+    _index_finds_itself(db)
+    code, out = _cli("check", "--db", str(db))
+    assert code == 0, out
+
+
 def _kitchen_corpus(path: Path, n: int, start: int = 0) -> Path:
     objects = ["teapot", "kettle", "ladle", "colander", "whisk", "skillet", "trivet", "churn"]
     metals = ["brass", "copper", "pewter", "tin", "cast iron", "silver", "enamel"]
