@@ -515,7 +515,7 @@ class _Edits:
             titles = read_titles(path)
             replaced.extend(sorted(existing_titles(self.store, titles, self.table)))
         touched = [*replaced, *self.deleted]
-        self.stubs = self.graph.stubs_linked_from(touched)
+        self.stubs = self.graph.stubs_linked_from(touched, self.table)
         self.categories = self.graph.categories_of(touched)
         removed = read_titles(Path(self.spec["removed_redirects"]))
         if self.spec.get("drop_redirects_into"):  # a delete: every deleted title's

@@ -86,6 +86,19 @@ class ArticleTable:
         """Every title by offset (null where no article is)."""
         return self._titles.combine_chunks()
 
+    def offsets(self, titles: list[str]) -> np.ndarray:
+        """The node offset of each of ``titles`` (-1 for one the table lacks)."""
+        if not titles:
+            return np.zeros(0, dtype=np.int64)
+        asked = pa.array(titles, pa.string())
+        where = pc.index_in(asked, value_set=self._titles.combine_chunks())
+        return np.asarray(pc.fill_null(where, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    def stubs(self, offsets: np.ndarray) -> np.ndarray:
+        """Whether the article at each of ``offsets`` (all inside the table) is a stub."""
+        flags = self._table.column("is_stub").take(pa.array(offsets, pa.int64()))
+        return np.asarray(pc.fill_null(flags, False).to_numpy(zero_copy_only=False), dtype=bool)
+
     def present(self, titles: list[str]) -> set[str]:
         """Those of ``titles`` the table holds (articles and stubs): one hash join, where
         Kùzu 0.11.3 answers a list of titles with a scan of its Article table per

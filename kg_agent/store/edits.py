@@ -22,6 +22,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from kg_agent.store.article_table import ArticleTable
 from kg_agent.store.graph import GraphStore
 
 __all__ = ["ArticleContent", "GraphEdits"]
@@ -159,12 +162,23 @@ class GraphEdits:
             titles,
         )
 
-    def stubs_linked_from(self, titles: Sequence[str]) -> set[str]:
+    def stubs_linked_from(
+        self, titles: Sequence[str], articles: ArticleTable | None = None
+    ) -> set[str]:
         """Stubs that the given articles (by a link or a mention) link to.
 
         Their links are enough: a mention of a section is written from the same link
         rows as its article's link, so what a section mentions, its article links to
-        (``resolve_links``), and no edit deletes one without the other."""
+        (``resolve_links``), and no edit deletes one without the other. With
+        ``articles``, the article table in step with the graph, and a link table in step
+        too, they are read from those two (slices of memory-mapped arrays), not by Kùzu,
+        whose statement scans every link once the titles are more than a few."""
+        links = self.store.link_table() if articles is not None else None
+        if articles is not None and links is not None:
+            targets = np.unique(links.out_neighbours(articles.offsets(list(titles))))
+            targets = targets[targets < articles.size]
+            found = articles.titles(targets[articles.stubs(targets)])
+            return {t for t in found if t is not None}
         return self._titles(
             "MATCH (a:Article {title: $key})-[:LINKS_TO]->(b:Article) "
             "WHERE b.is_stub = true RETURN DISTINCT b.title",

@@ -202,6 +202,14 @@ class LinkTable:
             for name, (pos, length, dtype) in _layout(self.nodes, self.edges).items()
         }
 
+    def out_neighbours(self, offsets: np.ndarray) -> np.ndarray:
+        """Every article the articles at ``offsets`` link to (with repeats; offsets the
+        table does not hold have none)."""
+        ptr, nbr = self._arrays["out_ptr"], self._arrays["out_nbr"]
+        inside = offsets[(offsets >= 0) & (offsets < self.nodes)]
+        parts = [nbr[int(ptr[o]) : int(ptr[o + 1])] for o in inside.tolist()]
+        return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+
     def neighbours(self, offset: int, *, incoming: bool, k: int) -> list[tuple[int, int]]:
         """Up to ``k`` (neighbour offset, count) of the article at ``offset``, strongest
         first (ties: lower offset first); ``incoming`` for links that point at it."""

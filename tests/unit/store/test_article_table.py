@@ -13,6 +13,7 @@ from kg_agent.ingest.pipeline import LoadOptions, load_source
 from kg_agent.ingest.write import existing_titles
 from kg_agent.store import GraphStore
 from kg_agent.store.article_table import ArticleTable, write_article_table
+from kg_agent.store.edits import GraphEdits
 
 
 def test_offsets_map_to_titles_with_holes(tmp_path: Path) -> None:
@@ -73,3 +74,10 @@ def test_the_writes_title_checks_answer_from_the_table_as_kuzu_does(tmp_path: Pa
         assert stubs and articles
         found = existing_titles(store, asked, table)
         assert found == existing_titles(store, asked) == {*stubs, *articles}
+        # the stubs the articles link to: from the article and link tables, as from Kùzu
+        every = [r["t"] for r in rows if not r["s"]]
+        edits = GraphEdits(store)
+        assert store.link_table() is not None
+        linked = edits.stubs_linked_from([*every, "No Such Article", *stubs[:3]], table)
+        assert linked == edits.stubs_linked_from([*every, "No Such Article", *stubs[:3]])
+        assert len(linked) > 10 and linked <= set(r["t"] for r in rows if r["s"])
