@@ -7,7 +7,7 @@ cache (:mod:`kg_agent.ingest.embed_cache`) are reused, not recomputed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -87,10 +87,18 @@ def embed_shards(
     prog = Progress("embed", total=total_sections, unit="sections", enabled=progress)
     prog.set(already)
     prog.start_rate_at(already)
-    own = EmbeddingCache(embedder_identity(embedder), embedder.dimension) if cache else None
-    store: EmbeddingCache | _Layered | None = own
-    if reuse is not None:
-        store = _Layered(reuse, own)
+    own: EmbeddingCache | None = None
+
+    def open_own() -> EmbeddingCache | None:
+        """The embedding cache, opened when first needed: its key holds the device's
+        precision, which an update's model process says only once its model started."""
+        nonlocal own
+        if own is None and cache:
+            own = EmbeddingCache(embedder_identity(embedder), embedder.dimension)
+        return own
+
+    store: EmbeddingCache | _Layered | None
+    store = _Layered(reuse, open_own) if reuse is not None else open_own()
     hits = 0
     try:
         for unit in units:
@@ -119,25 +127,26 @@ def embed_shards(
 
 
 class _Layered:
-    """Two caches as one: ``first`` (read only), then ``second`` (which keeps new vectors)."""
+    """Two caches as one: ``first`` (read only), then the one ``second`` opens, if any,
+    when ``first`` lacks a text (it keeps the new vectors)."""
 
-    def __init__(self, first: EmbeddingCache, second: EmbeddingCache | None) -> None:
+    def __init__(self, first: EmbeddingCache, second: Callable[[], EmbeddingCache | None]) -> None:
         self.first = first
         self.second = second
 
     def get_many(self, texts: Sequence[str]) -> list[FloatArray | None]:
         out = self.first.get_many(texts)
         missing = [i for i, v in enumerate(out) if v is None]
-        if missing and self.second is not None:
-            for i, v in zip(
-                missing, self.second.get_many([texts[i] for i in missing]), strict=True
-            ):
+        second = self.second() if missing else None
+        if second is not None:
+            for i, v in zip(missing, second.get_many([texts[i] for i in missing]), strict=True):
                 out[i] = v
         return out
 
     def put_many(self, texts: Sequence[str], vectors: FloatArray) -> None:
-        if self.second is not None:
-            self.second.put_many(texts, vectors)
+        second = self.second()
+        if second is not None:
+            second.put_many(texts, vectors)
 
 
 def vectors_for(

@@ -559,7 +559,6 @@ class Updater:
             )
         finally:
             reuse.close()
-        report.embed_device = model.device
         child = model.child if isinstance(model, ChildEmbedder) else None
         if child is not None and child.waited:  # the part of the model's start not hidden
             report.timings["embed.model_wait"] = round(child.waited, 3)
@@ -567,6 +566,8 @@ class Updater:
         cached = sum(int(markers[u].get("cached", 0)) for u in units if u in markers)
         report.sections_reused = cached
         report.sections_embedded = report.sections_written - cached
+        if report.sections_embedded:  # else no model ran (nor need one start to say where)
+            report.embed_device = model.device
 
     def _pool_mb(self, stage: Stage) -> int:
         if self.options.buffer_pool_mb:
