@@ -322,7 +322,7 @@ class GraphReads:
         the rewritten sections' vectors from the main index: in a small index a search
         can find itself fenced in (a search of a 183-vector index, 54 deleted, answered 1
         hit of 3 in a test). A short answer is the one symptom a reader can see, so it is
-        answered exactly, with one warning a process; 'kg-agent compact' builds the index
+        answered exactly, with one warning per open graph; 'kg-agent compact' builds the index
         anew (and an update does once over half of it is deleted)."""
         hits = self._run(
             f"CALL QUERY_VECTOR_INDEX('{table}', '{index}', $q, $k) "

@@ -278,7 +278,7 @@ def test_a_search_the_index_answers_short_is_answered_by_an_exact_scan(
 ) -> None:
     """Kùzu's HNSW search never walks through a deleted row: with most of a small index
     deleted, it answers fewer hits than asked, though the table holds more. The search
-    then ranks the table exactly, with one warning a process."""
+    then ranks the table exactly, with one warning per open graph."""
     from kg_agent.store.reads import VECTOR_INDEX
 
     n, k = 300, 5
@@ -314,5 +314,5 @@ def test_a_search_the_index_answers_short_is_answered_by_an_exact_scan(
                     short_seen += 1
                     assert hits == _exact(vectors[i], k, [ids[j] for j in live], vectors[live])
         warnings = [r for r in caplog.records if "answered by an exact scan" in r.getMessage()]
-        assert len(warnings) <= 1  # once a process (a store), however many searches
+        assert len(warnings) <= 1  # once per open graph, however many searches
     assert short_seen  # the case this test is for did happen
