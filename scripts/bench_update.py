@@ -502,6 +502,8 @@ def main() -> None:
 
     args.save = save
     args.rates = [float(r) for r in args.rates.split(",")]
+    # absolute: a --compare run works in the other tree's folder
+    args.work, args.dump_dir = args.work.resolve(), args.dump_dir.resolve()
     args.dump_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bench-update-") as tmp:
         given = args.compare_tree

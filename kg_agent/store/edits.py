@@ -127,15 +127,27 @@ class GraphEdits:
         of ``titles`` that have a vector: what an update reuses for a section whose text
         did not change (and leaves in place when its id did not change either)."""
         tables = self.store.vector_tables()
+        if not tables:
+            return
+        # the sections by their articles, then each one's vector by its id, a primary-key
+        # lookup per table until one holds it (most are in the main one). Joined in one
+        # statement, Kùzu builds its hash join on the vector table, every vector of the
+        # graph as payload: 0.50 s against 0.03 s without them for 110 titles at 10k
+        # articles, and 8.6 s of a 1% update at 100k, growing with the graph.
+        lookups = [f"MATCH (v:{t} {{id: $key}}) RETURN v.embedding, v.text_hash" for t in tables]
         for chunk in _chunks(titles):
-            for table in tables:
-                yield from self.store._keys(
-                    "MATCH (a:Article {title: $key})-[:HAS_SECTION]->(s:Section) "
-                    f"MATCH (v:{table} {{id: s.id}}) "
-                    "RETURN s.article, s.heading_path, s.text, v.embedding, v.id, v.text_hash",
-                    chunk,
-                    table="HAS_SECTION",
-                )
+            rows = self.store._keys(
+                "MATCH (a:Article {title: $key})-[:HAS_SECTION]->(s:Section) "
+                "RETURN s.article, s.heading_path, s.text, s.id",
+                chunk,
+                table="HAS_SECTION",
+            )
+            for article, path, text, sid in rows:
+                for lookup in lookups:
+                    found = self.store._pk(lookup, {"key": sid})
+                    if found:
+                        yield [article, path, text, found[0][0], sid, found[0][1]]
+                        break
 
     def mentioning_articles(self, titles: Sequence[str]) -> set[str]:
         """Articles whose sections have an inferred mention of one of ``titles``."""

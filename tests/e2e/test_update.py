@@ -32,6 +32,8 @@ from kg_agent.ingest.pipeline import LoadOptions, load_source
 from kg_agent.ingest.stage import LoadLock
 from kg_agent.ingest.update import UpdateOptions, is_full_dump, update_graph
 from kg_agent.store import UNINDEXED, GraphStore
+from kg_agent.store import graph as graph_module
+from kg_agent.store.edits import GraphEdits
 from tests.e2e.conftest import ENWIKI
 from tests.support.cli import assert_no_process_holds, kg_agent_exe
 from tests.support.graph_compare import assert_link_table_patched, assert_same_graph, copy_graph
@@ -237,6 +239,41 @@ def test_the_vector_index_finds_every_vector_kept_or_written(
             for row in rows:
                 hits = store.vector_search(row["v"], 3)
                 assert hits and hits[0].score > 0.9999, row["id"]
+
+
+def test_an_update_reads_the_graphs_own_vectors_of_the_articles_it_rewrites(
+    updated: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What an update reuses before it embeds (``GraphEdits.section_vectors``): for the
+    articles asked, every section with a vector in either vector table, with that vector,
+    its text and text hash, whether the titles are looked up one by one or in one scan."""
+    db, _ = updated
+    expected: dict[str, tuple[Any, ...]] = {}
+    waiting: set[str] = set()
+    with GraphStore.open(db, read_only=True) as store:
+        for table in ("SectionVector", UNINDEXED):
+            rows = store.query(
+                "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) "
+                f"MATCH (v:{table}) WHERE v.id = s.id "
+                "RETURN a.title AS t, s.text AS text, v.id AS id, v.text_hash AS h, "
+                "v.embedding AS v"
+            )
+            for r in rows:
+                expected[r["id"]] = (r["t"], r["text"], r["h"], list(r["v"]))
+            if table == UNINDEXED:
+                waiting = {r["id"] for r in rows}
+        titles = sorted({e[0] for e in expected.values()})[::2]
+        want = {k: e for k, e in expected.items() if e[0] in titles}
+        assert want and waiting & set(want) and set(want) - waiting  # both tables asked
+        for per in (0, 10**12):  # every title looked up, then one scan of them all
+            monkeypatch.setattr(graph_module, "_POINT_PER_REL_ROWS", per)
+            got = {
+                sid: (article, text, digest, list(vector))
+                for article, _path, text, vector, sid, digest in GraphEdits(store).section_vectors(
+                    [*titles, "No such article"]
+                )
+            }
+            assert got == want
 
 
 def _index_finds_itself(db: Path) -> None:
