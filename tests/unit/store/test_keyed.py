@@ -77,8 +77,9 @@ READS: dict[str, Callable[[GraphStore, dict[str, list[str]]], Any]] = {
     "redirects_into": lambda s, k: GraphEdits(s).redirects_into(k["titles"]),
     "still_linked": lambda s, k: GraphEdits(s).still_linked(k["titles"]),
     "unlinked_stubs": lambda s, k: GraphEdits(s).unlinked_stubs(k["titles"]),
-    "section_vectors": lambda s, k: list(GraphEdits(s).section_vectors(k["titles"])),
 }
+# ``section_vectors`` needs vectors, which this graph has none of: both of its forms are
+# checked on an updated graph in tests/e2e/test_update.py
 
 
 @pytest.mark.parametrize("name", sorted(READS))
