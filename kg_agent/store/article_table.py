@@ -90,9 +90,8 @@ class ArticleTable:
         """The node offset of each of ``titles`` (-1 for one the table lacks)."""
         if not titles:
             return np.zeros(0, dtype=np.int64)
-        asked = pa.array(titles, pa.string())
-        where = pc.index_in(asked, value_set=self._titles.combine_chunks())
-        return np.asarray(pc.fill_null(where, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+        found = self._where(titles)
+        return np.fromiter((found.get(t, -1) for t in titles), dtype=np.int64, count=len(titles))
 
     def stubs(self, offsets: np.ndarray) -> np.ndarray:
         """Whether the article at each of ``offsets`` (all inside the table) is a stub."""
@@ -105,9 +104,21 @@ class ArticleTable:
         statement, or a lookup per title (see ``GraphStore._keyed``)."""
         if not titles:
             return set()
+        return set(self._where(titles))
+
+    def _where(self, titles: list[str]) -> dict[str, int]:
+        """The offset of each of ``titles`` the table holds. The table's titles are
+        scanned against a hash of the few asked, not the asked looked up in a hash of
+        every title, which Arrow builds anew per call (7M titles, 70k asked: 0.12 s
+        against 1.5 s, and a write asks three or four times)."""
         asked = pa.array(titles, pa.string())
-        found = asked.filter(pc.is_in(asked, value_set=self._titles.combine_chunks()))
-        return {str(t) for t in found.to_pylist()}
+        mask = pc.is_in(self._titles, value_set=asked).to_numpy()
+        hits = np.flatnonzero(np.asarray(mask, dtype=bool))
+        names = self._titles.take(pa.array(hits, pa.int64())).to_pylist()
+        found: dict[str, int] = {}
+        for name, offset in zip(names, hits.tolist(), strict=True):
+            found.setdefault(name, offset)
+        return found
 
     def pageranks(self, offsets: Any) -> list[float]:
         idx = np.clip(np.asarray(offsets, dtype=np.int64), 0, max(0, self.size - 1))
