@@ -1319,10 +1319,10 @@ def test_a_partial_export_reads_the_graph_by_key_as_it_reads_it_whole(
         reports[skip] = update_graph(export, db, options=options)
         assert ("known" in reports[skip].timings) is skip
     assert_same_graph(tmp_path / "skip-True.kuzu", tmp_path / "skip-False.kuzu")
-    counts = [
-        {k: v for k, v in r.to_dict().items() if k not in ("timings", "db_path", "load_id")}
-        for r in reports.values()
-    ]
+    # the file's size is left out: where Kùzu's threads place pages varies between runs of
+    # the same write (3 pages apart once in a CI run under load); the content is compared above
+    unequal = ("timings", "db_path", "load_id", "db_bytes_after")
+    counts = [{k: v for k, v in r.to_dict().items() if k not in unequal} for r in reports.values()]
     assert counts[0] == counts[1]
     assert (reports[False].added, reports[False].changed, reports[False].renamed) == (2, 1, 1)
     assert reports[False].deleted == 2  # Z3 (computer), moved; IBM, by name
