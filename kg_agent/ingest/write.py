@@ -460,8 +460,9 @@ def existing_titles(
     store: GraphStore, titles: list[str], table: ArticleTable | None = None
 ) -> set[str]:
     """Those of ``titles`` that are articles or stubs of the graph: from ``table``, the
-    article table of the graph as it is (one hash join, growing with the titles asked),
-    else from Kùzu (a scan of the Article table per chunk, or a lookup per title)."""
+    article table of the graph as it is (its titles scanned against a hash of those
+    asked, in memory), else from Kùzu (a scan of the Article table per chunk, or a
+    lookup per title)."""
     if table is not None:
         return table.present(titles)
     found: set[str] = set()

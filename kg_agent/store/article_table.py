@@ -99,9 +99,10 @@ class ArticleTable:
         return np.asarray(pc.fill_null(flags, False).to_numpy(zero_copy_only=False), dtype=bool)
 
     def present(self, titles: list[str]) -> set[str]:
-        """Those of ``titles`` the table holds (articles and stubs): one hash join, where
-        Kùzu 0.11.3 answers a list of titles with a scan of its Article table per
-        statement, or a lookup per title (see ``GraphStore._keyed``)."""
+        """Those of ``titles`` the table holds (articles and stubs): one scan of its
+        memory-mapped titles, where Kùzu 0.11.3 answers a list of titles with a scan of
+        its Article table per statement, or a lookup per title (see
+        ``GraphStore._keyed``)."""
         if not titles:
             return set()
         return set(self._where(titles))
