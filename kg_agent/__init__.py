@@ -9,7 +9,9 @@ The public API::
         print(result.answer, [c.title for c in result.citations])
 
 Loading (:func:`load_source`, :func:`embed_graph`), the graph (:class:`GraphStore`), the
-retrievers and the pipeline builder are here too; everything else is internal. Names
+query engine (:class:`QueryPipeline` over :class:`GraphComponents`), the reading of a
+question (:class:`Question`), the retriever and stage interfaces are here too;
+everything else is internal. Names
 are imported on first use, so ``import kg_agent`` stays cheap (the ``kg-agent``
 executable's supervisor imports this package and must start in milliseconds).
 """
@@ -33,15 +35,19 @@ from kg_agent.exceptions import (
 )
 
 if TYPE_CHECKING:
-    from kg_agent.agent import KnowledgeGraphAgent, QueryResult
+    from kg_agent.agent import KnowledgeGraphAgent
     from kg_agent.config import AgentConfig
     from kg_agent.embedding import Embedder
+    from kg_agent.ingest.compact import compact_graph
     from kg_agent.ingest.embed_graph import EmbedReport, embed_graph
-    from kg_agent.ingest.maintain import compact_graph, delete_articles
+    from kg_agent.ingest.maintain import delete_articles
     from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source
     from kg_agent.ingest.update import UpdateOptions, update_graph
+    from kg_agent.language.question import Question
     from kg_agent.pipeline import GraphComponents, QueryPipeline, build_pipeline
+    from kg_agent.result import QueryResult
     from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
+    from kg_agent.retrieval.stages import Stage
     from kg_agent.store import GraphStore
     from kg_agent.synthesis.context import Citation
 
@@ -54,7 +60,9 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 _LAZY = {
     "KnowledgeGraphAgent": "kg_agent.agent",
-    "QueryResult": "kg_agent.agent",
+    "QueryResult": "kg_agent.result",
+    "Question": "kg_agent.language.question",
+    "Stage": "kg_agent.retrieval.stages",
     "AgentConfig": "kg_agent.config",
     "Embedder": "kg_agent.embedding",
     "EmbedReport": "kg_agent.ingest.embed_graph",
@@ -65,7 +73,7 @@ _LAZY = {
     "UpdateOptions": "kg_agent.ingest.update",
     "update_graph": "kg_agent.ingest.update",
     "delete_articles": "kg_agent.ingest.maintain",
-    "compact_graph": "kg_agent.ingest.maintain",
+    "compact_graph": "kg_agent.ingest.compact",
     "GraphComponents": "kg_agent.pipeline",
     "QueryPipeline": "kg_agent.pipeline",
     "build_pipeline": "kg_agent.pipeline",
@@ -95,10 +103,12 @@ __all__ = [
     "LoadReport",
     "QueryPipeline",
     "QueryResult",
+    "Question",
     "RetrievalResult",
     "Retriever",
     "SchemaMismatchError",
     "SourceError",
+    "Stage",
     "UnknownFormatError",
     "UpdateOptions",
     "__version__",

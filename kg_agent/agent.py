@@ -1,37 +1,36 @@
 """``KnowledgeGraphAgent``: answer a question from the graph, with cited evidence.
 
-``query()`` runs the pipeline its :class:`~kg_agent.config.AgentConfig` describes
-(:mod:`kg_agent.pipeline`): structural questions go to a Cypher pack; the configured
-retriever finds evidence (the question's entities and their graph neighbours by
-default); the quality filter, the graph rerank and the top-k cut rank it; the
-synthesizer answers: Claude when a key is configured, the extractive answer otherwise
-or when the API fails (logged, never raised).
+The agent opens a graph, holds its shared parts (:class:`GraphComponents`) and hands
+each question to the pipeline its :class:`~kg_agent.config.AgentConfig` describes
+(:meth:`~kg_agent.pipeline.QueryPipeline.run`); per-call changes make a derived
+configuration, whose pipeline is built once. The names of the original API reference
+(class constants and the ``_``-prefixed methods users' code calls) are kept here as
+thin delegates.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import re
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from kg_agent.config import RETRIEVAL_MODES, AgentConfig
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.llm.client import LLMClient, UsageMeter, client_from_settings
-from kg_agent.multistep.classifier import Complexity
+from kg_agent.language.complexity import Complexity
+from kg_agent.language.question import MAX_QUESTION_LENGTH, check_question
+from kg_agent.language.tokens import STOP_WORDS
+from kg_agent.llm.client import LLMClient, client_from_settings
 from kg_agent.multistep.config import MultiStepConfig, load_config
-from kg_agent.pipeline import GraphComponents, QueryPipeline, build_pipeline
+from kg_agent.pipeline import GraphComponents, QueryPipeline
+from kg_agent.result import QueryEventHandler, QueryResult
 from kg_agent.retrieval.base import Evidence
 from kg_agent.retrieval.multi_query import clamp_results
 from kg_agent.retrieval.quality import CONTENT_QUALITY_THRESHOLD, score_section_quality
 from kg_agent.retrieval.rerank import RerankWeights
 from kg_agent.retrieval.semantic import SemanticRetriever
 from kg_agent.store import GraphStore
-from kg_agent.synthesis.context import Citation, MultiDocSynthesizer, NumberedEvidence
+from kg_agent.synthesis.context import MultiDocSynthesizer, NumberedEvidence
 from kg_agent.synthesis.fewshot import FewShotManager
 from kg_agent.synthesis.synthesizer import ClaudeSynthesizer, claude_prompt
 
@@ -41,58 +40,8 @@ __all__ = [
     "KnowledgeGraphAgent",
     "QueryEventHandler",
     "QueryResult",
-    "answer_and_rank",
-    "answer_question",
     "check_question",
 ]
-
-log = logging.getLogger(__name__)
-
-MAX_QUESTION_LENGTH = 4000
-_CITE_MARK = re.compile(r"\s*\[\d{1,3}\]")
-
-#: Told what a query has done so far, as it happens (``kg-agent serve`` streams it):
-#: ``("retrieved", {...})`` once evidence is ranked, ``("evidence", {"items": [...]})``
-#: with the numbering a streamed answer cites, then ``("text", {"text": piece})`` as a
-#: model writes the answer (offline answers arrive whole, in the result).
-QueryEventHandler = Callable[[str, dict[str, Any]], None]
-
-
-@dataclass(slots=True)
-class QueryResult:
-    """What :meth:`KnowledgeGraphAgent.query` returns; ``to_dict()`` is the JSON form.
-
-    ``path`` is ``"claude"`` when Claude wrote the answer, ``"offline"`` otherwise;
-    ``mode`` says how (``claude``, ``extractive`` or ``graph`` for Cypher-pack
-    answers). ``trace`` lists each stage with what it did.
-
-    ``short_answer`` is the answer in a few words, with its own ``[n]`` (None when no
-    span was found); ``answerable`` is False when the evidence does not support an
-    answer ("not in the graph"), ``support`` the evidence check's score (0..1).
-    ``evidence`` runs in citation order: ``[n]`` is ``evidence[n - 1]``, the cited
-    sections first, then the rest as ranked.
-    """
-
-    question: str
-    answer: str
-    citations: list[Citation]
-    evidence: list[Evidence]
-    path: str
-    mode: str
-    trace: list[dict[str, Any]] = field(default_factory=list)
-    usage: dict[str, Any] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    graph: dict[str, Any] | None = None
-    multistep: dict[str, Any] | None = None  # the multi-step trace, when that engine ran
-    short_answer: str | None = None
-    answerable: bool = True
-    support: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["citations"] = [c.to_dict() for c in self.citations]
-        return d
 
 
 class KnowledgeGraphAgent:
@@ -105,6 +54,11 @@ class KnowledgeGraphAgent:
     with; ``llm_client`` to a Claude client when a key is configured (``offline``
     never calls one).
     """
+
+    #: Minimum quality score (:meth:`_score_section_quality`) for a section to be cited.
+    CONTENT_QUALITY_THRESHOLD: ClassVar[float] = CONTENT_QUALITY_THRESHOLD
+    #: Function words left out of the keyword overlap of the quality score.
+    STOP_WORDS: ClassVar[frozenset[str]] = STOP_WORDS
 
     def __init__(
         self,
@@ -143,11 +97,10 @@ class KnowledgeGraphAgent:
                 else load_config(multistep_config)
             )
             config = AgentConfig(
-                retrieval=retrieval,
+                retrieval="multistep" if enable_multistep else retrieval,
                 top_k=top_k,
                 candidates=candidates,
                 multi_query=enable_multi_query,
-                multistep=enable_multistep,
                 multistep_config=settings,
                 reranker=use_enhancements and enable_reranker,
                 rerank_weights=rerank_weights,
@@ -178,15 +131,10 @@ class KnowledgeGraphAgent:
                 else llm_client or client_from_settings(anthropic_api_key, config.llm_base_url)
             )
             self.components = GraphComponents(self.store, self.embedder, llm=self.llm)
-            self.pipeline: QueryPipeline = build_pipeline(self.components, config)
+            self.pipeline: QueryPipeline = self.components.pipeline(config)
         except BaseException:
             self.store.close()
             raise
-
-    @property
-    def retriever(self) -> SemanticRetriever:
-        """The graph's semantic (dense) retriever."""
-        return self.components.dense
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -201,48 +149,124 @@ class KnowledgeGraphAgent:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ main entry
+    def query(
+        self,
+        question: str,
+        *,
+        top_k: int | None = None,
+        multistep: bool | None = None,
+        route: Complexity | str | None = None,
+        multistep_config: MultiStepConfig | None = None,
+        on_event: QueryEventHandler | None = None,
+    ) -> QueryResult:
+        """Answer ``question`` from the graph (see :mod:`kg_agent.pipeline`).
+
+        For this question only: ``top_k`` sections go to synthesis; ``multistep``
+        switches the multi-step retriever on or off, ``route`` forces its routing
+        (``"simple"``/``"complex"``, implies ``multistep``) and ``multistep_config``
+        replaces its settings; ``on_event`` is told each part as it happens.
+        """
+        q = check_question(question)
+        config = self.configured(
+            top_k=top_k, multistep=multistep, route=route, multistep_config=multistep_config
+        )
+        return self.components.pipeline(config).run(q, on_event)
+
+    def configured(
+        self,
+        *,
+        top_k: int | None = None,
+        multistep: bool | None = None,
+        route: Complexity | str | None = None,
+        multistep_config: MultiStepConfig | None = None,
+        **changes: Any,
+    ) -> AgentConfig:
+        """The agent's configuration with per-call changes (``changes``: any other
+        :class:`AgentConfig` field); a ``top_k`` over the candidates raises them."""
+        if top_k is not None:
+            changes["top_k"] = top_k
+            changes["candidates"] = max(changes.get("candidates", self.config.candidates), top_k)
+        if isinstance(route, Complexity):
+            route = route.value
+        if route is not None and route != "auto":
+            changes["route"] = route
+            multistep = True
+        if multistep is True:
+            changes["retrieval"] = "multistep"
+        elif multistep is False and self.config.retrieval == "multistep":
+            changes["retrieval"] = "graph"
+        if multistep_config is not None:
+            changes["multistep_config"] = multistep_config
+        return self.config.replace(**changes) if changes else self.config
+
     # ------------------------------------------------------------------ retrieval API
+    @property
+    def retriever(self) -> SemanticRetriever:
+        """The graph's semantic (dense) retriever."""
+        return self.components.dense
+
+    @property
+    def enable_multi_query(self) -> bool:
+        """Whether questions are also searched as two rephrasings (the reference's flag)."""
+        return self.config.multi_query
+
     def semantic_search(self, question: str, top_k: int = 10) -> list[dict[str, Any]]:
         """Sections most similar to ``question``: dicts with title, similarity, content, …"""
         result = self.components.dense.search(check_question(question), top_k)
         return [_as_dict(e) for e in result.evidence]
 
+    def _vector_primary_retrieve(self, question: str, max_results: int = 5) -> list[dict[str, Any]]:
+        """Semantic search, or its multi-query fan-out when ``enable_multi_query``."""
+        if self.enable_multi_query:
+            return self._multi_query_retrieve(question, max_results=max_results)
+        return self.semantic_search(question, top_k=max_results)
+
     def _multi_query_retrieve(self, question: str, max_results: int = 5) -> list[dict[str, Any]]:
-        """Search the question and two rephrasings; dedupe by title; never raises."""
-        found = self.components.multi_query(self.config.llm_timeout).fan_out(
-            question, clamp_results(max_results)
-        )
+        """Search the question and two rephrasings; dedupe by title keeping the highest
+        similarity; sorted by similarity; never raises for the rephrasing call."""
+        fan_out = self.components.multi_query(self.components.dense, self.config.llm_timeout)
+        found = fan_out.fan_out(question, clamp_results(max_results))
         return [_as_dict(e) for e in found.evidence]
 
     @staticmethod
     def _score_section_quality(content: str, question: str) -> float:
+        """Length and keyword overlap of a section, in [0, 1] (below 20 words: 0)."""
         return score_section_quality(content, question)
 
-    def _fetch_source_text(
+    def source_texts(
         self, source_titles: Sequence[str], max_articles: int = 5, question: str | None = None
     ) -> dict[str, str]:
         """Text of the given articles, title → text, dropping low-quality sections.
 
-        With a question, sections scoring under the threshold are dropped; if
-        that leaves no text at all, one global fallback returns the articles'
-        whole content (never a per-article fallback, which would readmit the
-        stubs the filter exists to drop).
+        With a question, sections scoring under :attr:`CONTENT_QUALITY_THRESHOLD` are
+        dropped; if that leaves no text at all, one global fallback returns the
+        articles' whole content (never a per-article fallback, which would readmit
+        the stubs the filter exists to drop).
         """
         titles = list(dict.fromkeys(source_titles))[:max_articles]
         sections = {t: self.store.article_sections(t) for t in titles}
+        threshold = self.CONTENT_QUALITY_THRESHOLD
         out: dict[str, str] = {}
         for t, rows in sections.items():
             kept = [
                 r["text"]
                 for r in rows
-                if question is None
-                or score_section_quality(r["text"], question) >= CONTENT_QUALITY_THRESHOLD
+                if question is None or self._score_section_quality(r["text"], question) >= threshold
             ]
             if kept:
                 out[t] = "\n\n".join(kept)
         if not out and question is not None:
             out = {t: "\n\n".join(r["text"] for r in rows) for t, rows in sections.items() if rows}
         return out
+
+    def _fetch_source_text(
+        self, source_titles: Sequence[str], max_articles: int = 5, question: str | None = None
+    ) -> str:
+        """The articles' text assembled (each headed by its title), quality-filtered
+        when ``question`` is given (see :meth:`source_texts`)."""
+        texts = self.source_texts(source_titles, max_articles, question)
+        return "\n\n".join(f"{title}\n{text}" for title, text in texts.items())
 
     def _build_synthesis_context(
         self, question: str, evidence: Sequence[Evidence]
@@ -267,180 +291,8 @@ class KnowledgeGraphAgent:
         """Run a named read-only query of a Cypher pack with parameters."""
         return self.components.structural(self.config.cypher_pack_path).run(name, pack, **params)
 
-    # ------------------------------------------------------------------ main entry
-    def query(
-        self,
-        question: str,
-        *,
-        top_k: int | None = None,
-        multistep: bool | None = None,
-        route: Complexity | str | None = None,
-        multistep_config: MultiStepConfig | None = None,
-    ) -> QueryResult:
-        """Answer ``question`` from the graph; see the module docstring for the stages.
-
-        ``multistep`` (default: the configuration's) runs the multi-step engine;
-        ``route`` forces it to ``"simple"`` or ``"complex"``; ``top_k`` and
-        ``multistep_config`` override the configuration for this question.
-        """
-        q = check_question(question)
-        pipeline = self.pipeline
-        if top_k is not None and top_k != self.config.top_k:
-            pipeline = build_pipeline(self.components, self.config.replace(top_k=top_k))
-        return answer_question(
-            pipeline, q, multistep=multistep, route=route, multistep_config=multistep_config
-        )
-
-
-def answer_question(
-    pipeline: QueryPipeline,
-    q: str,
-    *,
-    multistep: bool | None = None,
-    route: Complexity | str | None = None,
-    multistep_config: MultiStepConfig | None = None,
-    on_event: QueryEventHandler | None = None,
-) -> QueryResult:
-    """Run ``pipeline`` on the (checked) question ``q``: what ``query()`` does."""
-    return answer_and_rank(
-        pipeline,
-        q,
-        multistep=multistep,
-        route=route,
-        multistep_config=multistep_config,
-        on_event=on_event,
-    )[0]
-
-
-def answer_and_rank(
-    pipeline: QueryPipeline,
-    q: str,
-    *,
-    multistep: bool | None = None,
-    route: Complexity | str | None = None,
-    multistep_config: MultiStepConfig | None = None,
-    on_event: QueryEventHandler | None = None,
-) -> tuple[QueryResult, list[Evidence]]:
-    """The answer, and the evidence in rank order (what the eval measures recall on;
-    the result's own evidence runs in citation order)."""
-    components = pipeline.components
-    t_start = time.perf_counter()
-    # embed + search (summed over every search the query ran) are the parts
-    # of retrieve spent embedding the query and scanning or probing the index.
-    timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
-    trace: list[dict[str, Any]] = []
-    meter = UsageMeter()
-
-    graph = None
-    if pipeline.structural is not None:
-        structure = pipeline.structural.search(q)
-        trace += structure.trace
-        graph = structure.extra.get("graph")
-    warnings = components.warnings(pipeline.config)
-    t0 = time.perf_counter()
-    force = route.value if isinstance(route, Complexity) else route
-    found = pipeline.retrieve(
-        q, multistep=multistep, route=force, multistep_config=multistep_config
-    )
-    timings["retrieve"] = time.perf_counter() - t0
-    for key in ("embed", "search"):
-        timings[key] += found.timings.get(key, 0.0)
-    meter.merge(found.usage)
-    warnings += found.warnings
-    ms = found.extra.get("multistep")
-    t0 = time.perf_counter()
-    ranked = pipeline.rank(q, found)
-    trace += ranked.trace  # the retriever's steps, then the stages'
-    timings["rerank"] = time.perf_counter() - t0
-    on_text = None
-    if on_event is not None:
-        on_event(
-            "retrieved",
-            {
-                "trace": trace,
-                "evidence": len(ranked.evidence),
-                "graph": graph,
-                "timings": {k2: round(v, 4) for k2, v in timings.items()},
-            },
-        )
-        numbered_now = pipeline.synthesizer.numbering.number(ranked.evidence)
-        on_event(
-            "evidence",
-            {"items": [dict(ev.to_dict(), n=n) for n, ev in numbered_now.items]},
-        )
-
-        def on_text(piece: str) -> None:
-            on_event("text", {"text": piece})
-
-    t0 = time.perf_counter()
-    synthesis = pipeline.synthesizer.synthesize(q, ranked.evidence, on_text)
-    meter.merge(synthesis.usage)
-    warnings += synthesis.warnings
-    texts, numbered = synthesis.numbered.renumbered([synthesis.answer])
-    answer, mode = texts[0], synthesis.mode
-    short_text = _CITE_MARK.sub("", synthesis.short_answer or "").strip() or None
-    # path says whether Claude wrote the prose, also when a graph answer is
-    # prepended below and mode becomes "graph".
-    path = "claude" if mode == "claude" else "offline"
-    if graph is not None:  # the graph's rows answer; a span from the prose would not
-        answer = _format_graph_answer(graph) + "\n\n" + answer
-        mode = "graph"
-        short_text = None
-    timings["synthesis"] = time.perf_counter() - t0
-    timings["total"] = time.perf_counter() - t_start
-    trace.append(
-        {
-            "stage": "synthesis",
-            "mode": mode,
-            "evidence": len(ranked.evidence),
-            "answerable": synthesis.answerable,
-            "support": synthesis.support,
-        }
-    )
-    ordered = [ev for _, ev in numbered.items]
-    result = QueryResult(
-        question=q,
-        answer=answer,
-        citations=numbered.citations_in(answer),
-        evidence=ordered,
-        path=path,
-        mode=mode,
-        trace=trace,
-        usage=meter.as_dict(),
-        timings={k2: round(v, 4) for k2, v in timings.items()},
-        warnings=warnings,
-        graph=graph,
-        multistep=ms.trace() if ms is not None else None,
-        short_answer=short_text,
-        answerable=synthesis.answerable,
-        support=synthesis.support,
-    )
-    return result, ranked.evidence
-
-
-def check_question(question: str) -> str:
-    """The question, whitespace-normalised; empty or over-long ones are refused."""
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidArgumentError("the question is empty")
-    q = " ".join(question.split())
-    if len(q) > MAX_QUESTION_LENGTH:
-        raise InvalidArgumentError(
-            f"the question is {len(q):,} characters long; the limit is {MAX_QUESTION_LENGTH:,}"
-        )
-    return q
-
 
 def _as_dict(ev: Evidence) -> dict[str, Any]:
     d = ev.to_dict()
     d["id"] = ev.section_id
     return d
-
-
-def _format_graph_answer(graph: dict[str, Any]) -> str:
-    rows = graph["rows"]
-    name = graph["query"]
-    if not rows:
-        return f"Graph ({name}): no result in the graph."
-    shown = "; ".join(", ".join(f"{k}={v}" for k, v in row.items()) for row in rows[:10])
-    more = f" (+{len(rows) - 10} more)" if len(rows) > 10 else ""
-    return f"Graph ({name}): {shown}{more}"

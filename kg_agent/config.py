@@ -3,7 +3,7 @@
 Why a value object: the agent's behaviour (how evidence is found, which stages rank
 it, how the answer is written) was spread over twenty constructor arguments; as a
 frozen :class:`AgentConfig` it can be checked once, compared, logged, derived
-(``config.replace(top_k=5)``) and handed to :func:`~kg_agent.pipeline.build_pipeline`,
+(``config.replace(top_k=5)``) and handed to :meth:`~kg_agent.pipeline.GraphComponents.pipeline`,
 which is also how the eval harness names its modes.
 """
 
@@ -23,9 +23,10 @@ __all__ = ["RETRIEVAL_MODES", "ROUTES", "AgentConfig"]
 
 #: "graph": the question's entities, their link/mention neighbours, then hybrid
 #: (see retrieval/graph_walk.py); "hybrid": dense + BM25 by reciprocal rank;
-#: "dense": embeddings only; "bm25": the full-text index only.
-RETRIEVAL_MODES = ("graph", "hybrid", "dense", "bm25")
-#: Forced routing of the multi-step engine (None: its classifier decides).
+#: "dense": embeddings only; "bm25": the full-text index only; "multistep": the
+#: multi-step retriever (plan, steps, bridge round; see docs/multistep.md).
+RETRIEVAL_MODES = ("graph", "hybrid", "dense", "bm25", "multistep")
+#: Forced routing of the multi-step retriever (None: the question's complexity decides).
 ROUTES = ("simple", "complex")
 
 
@@ -34,11 +35,12 @@ class AgentConfig:
     """How a question is answered. Every field has the default a user gets.
 
     Retrieval: ``retrieval`` (one of :data:`RETRIEVAL_MODES`), ``candidates`` (how
-    many sections it ranks), ``multi_query`` (also search two rephrasings),
-    ``multistep`` (the multi-step engine instead; ``route`` forces its routing,
-    ``multistep_config`` its settings, default the packaged YAML).
-    Stages: ``quality_filter``, ``reranker`` (``rerank_weights``), then the best
-    ``top_k`` go to synthesis. Synthesis: Claude ``synthesis_model`` when a key is
+    many sections it ranks), ``multi_query`` (also search two rephrasings with the
+    same retriever); for ``"multistep"``, ``route`` forces its routing and
+    ``multistep_config`` holds its settings (default the packaged YAML).
+    Stages: the multi-step ones (relevance loop, tier order, fill) when that retriever
+    runs, then ``quality_filter``, ``reranker`` (``rerank_weights``), the tier order,
+    and the best ``top_k`` go to synthesis. Synthesis: Claude ``synthesis_model`` when a key is
     configured and ``offline`` is off, at ``llm_base_url`` when given; ``multidoc``
     groups evidence by article and ``fewshot`` adds examples (``few_shot_path``).
     ``structural``: Cypher-pack answers for structural questions (``cypher_pack_path``).
@@ -50,7 +52,6 @@ class AgentConfig:
     top_k: int = 8
     candidates: int = 30
     multi_query: bool = False
-    multistep: bool = False
     route: str | None = None
     multistep_config: MultiStepConfig | None = None
     quality_filter: bool = True

@@ -277,7 +277,7 @@ class Embedder:
             if not self.device.startswith("cpu") and self._asked[1] == DEFAULT_MAX_BATCH_TOKENS:
                 # the CPU's cap (16 texts of 256) would cut a GPU's batch of 1,024 sections
                 # of ~110 word pieces to ~37 texts: measured on an H100, fp16 then ran at
-                # 1,030 sections/s against 5,730 with the batch asked for (BENCHMARKS.md)
+                # 1,030 sections/s against 5,730 with the batch asked for (docs/notes/embedding.md)
                 self._max_batch_tokens = self.batch_size * GPU_TOKENS_PER_TEXT
             self._tokens_decided = True
         return self._max_batch_tokens

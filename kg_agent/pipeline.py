@@ -1,49 +1,81 @@
-"""One builder that wires an :class:`~kg_agent.config.AgentConfig` into a query pipeline.
+"""The query engine: one :class:`QueryPipeline` per configuration owns a query's run.
 
-The pipeline is what ``KnowledgeGraphAgent.query()`` runs, in this order::
+:meth:`QueryPipeline.run` does, in this order::
 
-    structural retriever (Cypher packs)   # rows for "How is X connected to Y?"
-    retriever.search(question)            # dense | bm25 | hybrid | graph | multi-query | multi-step
-    stages: quality filter → graph rerank (tier order) → top k
-    synthesizer                           # Claude, or the extractive answer
+    read the question once                 # language.Question: names, entities, kind, intent
+    structural retriever (Cypher packs)    # rows for "How is X connected to Y?"
+    retriever.search(question)             # dense | bm25 | hybrid | graph | multistep,
+                                           #   wrapped by multi-query when asked
+    stages                                 # multi-step: relevance loop → tier order → fill;
+                                           # then quality filter → graph rerank → tier order
+                                           #   → top k
+    synthesizer                            # Claude, or the extractive answer
+
+Reordering happens only in stages. :meth:`~QueryPipeline.retrieve` stops after the
+retriever and :meth:`~QueryPipeline.search` after the stages (what the eval's
+retrieval modes and ``serve``'s ``/search`` run).
 
 :class:`GraphComponents` holds what is costly and shared per graph (the store, the
 embedder, the vector matrix, the entity linker, the rerankers, the LLM client), built
-on first use, so the agent and every eval mode over the same graph share one of each.
+on first use, and the pipelines built over them (:meth:`GraphComponents.pipeline`),
+so the agent, ``serve`` and every eval mode over one graph share one of each.
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from kg_agent.config import AgentConfig
 from kg_agent.embedding import Embedder
 from kg_agent.entities import EntityResolver, QuestionEntityLinker
-from kg_agent.llm.client import LLMClient
+from kg_agent.language.question import Question, check_question
+from kg_agent.llm.client import LLMClient, UsageMeter
 from kg_agent.multistep.config import MultiStepConfig, load_config
-from kg_agent.multistep.engine import MultiStepEngine
-from kg_agent.retrieval.base import RetrievalResult, Retriever
+from kg_agent.multistep.retriever import MultiStepRetriever
+from kg_agent.multistep.stages import Fill, RelevanceLoop
+from kg_agent.result import QueryEventHandler, QueryResult
+from kg_agent.retrieval.base import GraphAnswer, RetrievalResult, Retriever
 from kg_agent.retrieval.graph_walk import EntityGraphRetriever
 from kg_agent.retrieval.hybrid import HybridRetriever
 from kg_agent.retrieval.keyword import KeywordRetriever, text_off
 from kg_agent.retrieval.multi_query import MultiQueryRetriever
 from kg_agent.retrieval.rerank import GraphReranker, RerankWeights
 from kg_agent.retrieval.semantic import SEMANTIC_OFF, SemanticRetriever
-from kg_agent.retrieval.stages import GraphRerank, QualityFilter, Stage, TopK, run_stages
-from kg_agent.retrieval.structural import StructuralRetriever
+from kg_agent.retrieval.stages import (
+    GraphRerank,
+    QualityFilter,
+    Stage,
+    TierOrder,
+    TopK,
+    run_stages,
+)
+from kg_agent.retrieval.structural import StructuralRetriever, format_graph_answer
 from kg_agent.store import GraphStore
 from kg_agent.synthesis.context import MultiDocSynthesizer
 from kg_agent.synthesis.fewshot import FewShotManager
-from kg_agent.synthesis.synthesizer import ClaudeSynthesizer, ExtractiveSynthesizer, Synthesizer
+from kg_agent.synthesis.synthesizer import (
+    ClaudeSynthesizer,
+    ExtractiveSynthesizer,
+    Synthesizer,
+    strip_citations,
+)
 
 __all__ = ["GraphComponents", "QueryPipeline", "build_pipeline"]
 
+#: Pipelines kept per graph (``serve`` builds one per distinct request configuration).
+PIPELINE_CACHE = 32
+
 
 class GraphComponents:
-    """A graph's shared parts, each built once, on first use.
+    """A graph's shared parts, each built once, on first use, and its pipelines.
 
     ``llm`` is the client Claude-backed steps use (None: every step runs offline).
+    Safe to share between threads: a part is built under a lock.
     """
 
     def __init__(
@@ -53,12 +85,19 @@ class GraphComponents:
         self.embedder = embedder
         self.llm = llm
         self._cache: dict[tuple[Any, ...], Any] = {}
+        self._pipelines: OrderedDict[AgentConfig, QueryPipeline] = OrderedDict()
+        self._lock = threading.RLock()
 
-    def _once(self, key: tuple[Any, ...], build: Any) -> Any:
-        if key not in self._cache:
-            self._cache[key] = build()
-        return self._cache[key]
+    def _once(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        found = self._cache.get(key)
+        if found is None:
+            with self._lock:
+                found = self._cache.get(key)
+                if found is None:
+                    found = self._cache[key] = build()
+        return found
 
+    # ------------------------------------------------------------------ parts
     @property
     def dense(self) -> SemanticRetriever:
         out: SemanticRetriever = self._once(
@@ -101,44 +140,36 @@ class GraphComponents:
         )
         return out
 
-    def multistep_engine(
+    def multistep(
         self,
         *,
         depth: int = 30,
-        weights: RerankWeights | None = None,
         config: MultiStepConfig | None = None,
-        llm: LLMClient | None = None,
+        route: str | None = None,
         llm_timeout: float = 15.0,
-    ) -> MultiStepEngine:
-        """A new multi-step engine over this graph's retrievers (``llm``: else the
-        components' client)."""
-        return MultiStepEngine(
-            self.entity_graph(depth),
-            base=self.hybrid(depth),
-            linker=self.linker,
-            reranker=self.reranker(weights),
-            config=config,
-            llm=llm if llm is not None else self.llm,
-            llm_timeout=llm_timeout,
-        )
-
-    def multistep(
-        self, depth: int, weights: RerankWeights | None, timeout: float
-    ) -> MultiStepEngine:
-        """The engine a pipeline uses (one per depth, weights and timeout)."""
-        out: MultiStepEngine = self._once(
-            ("multistep", depth, weights, timeout),
-            lambda: self.multistep_engine(
-                depth=depth, weights=weights, llm_timeout=min(timeout, 15.0)
+    ) -> MultiStepRetriever:
+        """The multi-step retriever over this graph's retrievers (``config``: else the
+        packaged settings)."""
+        settings = config or default_multistep()
+        out: MultiStepRetriever = self._once(
+            ("multistep", depth, settings, route, llm_timeout),
+            lambda: MultiStepRetriever(
+                self.entity_graph(depth),
+                base=self.hybrid(depth),
+                linker=self.linker,
+                config=settings,
+                llm=self.llm,
+                llm_timeout=llm_timeout,
+                route=route,
             ),
         )
         return out
 
-    def multi_query(self, timeout: float) -> MultiQueryRetriever:
+    def multi_query(self, inner: Retriever, timeout: float) -> MultiQueryRetriever:
         out: MultiQueryRetriever = self._once(
-            ("multi_query", timeout),
+            ("multi_query", id(inner), timeout),
             lambda: MultiQueryRetriever(
-                self.dense,
+                inner,
                 resolve_entities=self.resolver.similar_titles,
                 llm=self.llm,
                 llm_timeout=timeout,
@@ -162,6 +193,35 @@ class GraphComponents:
             out.append(text_off(self.store))
         return out
 
+    def read(self, question: str) -> Question:
+        """The question checked (empty, too long) and read, with this graph's linker."""
+        return Question(check_question(question), self.linker.link)
+
+    # ------------------------------------------------------------------ pipelines
+    def pipeline(self, config: AgentConfig) -> QueryPipeline:
+        """The pipeline ``config`` describes, built once (the last
+        :data:`PIPELINE_CACHE` configurations are kept)."""
+        with self._lock:
+            found = self._pipelines.get(config)
+            if found is not None:
+                self._pipelines.move_to_end(config)
+                return found
+            built = build_pipeline(self, config)
+            self._pipelines[config] = built
+            while len(self._pipelines) > PIPELINE_CACHE:
+                self._pipelines.popitem(last=False)
+            return built
+
+
+_DEFAULT_MULTISTEP: list[MultiStepConfig] = []
+
+
+def default_multistep() -> MultiStepConfig:
+    """The packaged multi-step settings, read once."""
+    if not _DEFAULT_MULTISTEP:
+        _DEFAULT_MULTISTEP.append(load_config())
+    return _DEFAULT_MULTISTEP[0]
+
 
 @dataclass
 class QueryPipeline:
@@ -174,76 +234,175 @@ class QueryPipeline:
     synthesizer: Synthesizer
     structural: StructuralRetriever | None
 
-    def retrieve(
-        self,
-        question: str,
-        *,
-        multistep: bool | None = None,
-        route: str | None = None,
-        multistep_config: MultiStepConfig | None = None,
-    ) -> RetrievalResult:
-        """The evidence the configured retriever finds (``config.candidates`` of it).
+    def read(self, question: str | Question) -> Question:
+        return question if isinstance(question, Question) else self.components.read(question)
 
-        ``multistep``, ``route`` and ``multistep_config`` override the configuration
-        for this question only (the multi-step engine then runs whatever the config).
-        """
-        cfg = self.config
-        use_multistep = cfg.multistep if multistep is None else multistep
-        if use_multistep:
-            engine = self.components.multistep(cfg.candidates, cfg.rerank_weights, cfg.llm_timeout)
-            settings = multistep_config or cfg.multistep_config or _default_multistep()
-            return engine.search(
-                question, cfg.candidates, force=route or cfg.route, config=settings
-            )
-        result = self.retriever.search(question, cfg.candidates)
-        if not isinstance(self.retriever, MultiQueryRetriever):
-            dense = self.components.dense
+    def retrieve(self, question: str | Question) -> RetrievalResult:
+        """The evidence the configured retriever finds (``config.candidates`` of it)."""
+        q = self.read(question)
+        result = self.retriever.search(q, self.config.candidates)
+        if not isinstance(self.retriever, MultiQueryRetriever | MultiStepRetriever):
             result.trace.append(
                 {
-                    "stage": "semantic_search" if cfg.retrieval == "dense" else "retrieve",
-                    "retrieval": cfg.retrieval,
-                    "mode": dense.mode,
+                    "stage": "semantic_search" if self.config.retrieval == "dense" else "retrieve",
+                    "retrieval": self.config.retrieval,
+                    "mode": self.components.dense.mode,
                     "results": len(result.evidence),
                     "notes": list(result.notes),
                 }
             )
         return result
 
-    def rank(self, question: str, result: RetrievalResult) -> RetrievalResult:
+    def rank(self, question: Question, result: RetrievalResult) -> RetrievalResult:
         """The stages, in order, over ``result``."""
         return run_stages(question, result, self.stages)
 
+    def search(self, question: str | Question) -> RetrievalResult:
+        """Retrieval and the stages: the ranked evidence an answer is written from."""
+        q = self.read(question)
+        return self.rank(q, self.retrieve(q))
 
-_DEFAULT_MULTISTEP: list[MultiStepConfig] = []
+    def run(
+        self, question: str | Question, on_event: QueryEventHandler | None = None
+    ) -> QueryResult:
+        """Answer ``question``: structure, retrieval, stages, synthesis (see the module
+        docstring); ``on_event`` is told each part as it happens."""
+        t_start = time.perf_counter()
+        q = self.read(question)
+        # embed + search (summed over every search the query ran) are the parts
+        # of retrieve spent embedding the query and scanning or probing the index.
+        timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
+        trace: list[dict[str, Any]] = []
+        meter = UsageMeter()
+        graph: GraphAnswer | None = None
+        if self.structural is not None:
+            structure = self.structural.search(q)
+            trace += structure.trace
+            graph = structure.graph
+        warnings = self.components.warnings(self.config)
+        t0 = time.perf_counter()
+        found = self.retrieve(q)
+        timings["retrieve"] = time.perf_counter() - t0
+        for key in ("embed", "search"):
+            timings[key] += found.timings.get(key, 0.0)
+        t0 = time.perf_counter()
+        ranked = self.rank(q, found)
+        meter.merge(ranked.usage)
+        warnings += ranked.warnings
+        trace += ranked.trace  # the retriever's steps, then the stages'
+        timings["rerank"] = time.perf_counter() - t0
+        on_text = None
+        if on_event is not None:
+            on_event(
+                "retrieved",
+                {
+                    "trace": trace,
+                    "evidence": len(ranked.evidence),
+                    "graph": graph.to_dict() if graph is not None else None,
+                    "timings": {k: round(v, 4) for k, v in timings.items()},
+                },
+            )
+            numbered_now = self.synthesizer.numbering.number(ranked.evidence)
+            on_event(
+                "evidence",
+                {"items": [dict(ev.to_dict(), n=n) for n, ev in numbered_now.items]},
+            )
 
+            def on_text(piece: str) -> None:
+                on_event("text", {"text": piece})
 
-def _default_multistep() -> MultiStepConfig:
-    """The packaged multi-step settings, read once."""
-    if not _DEFAULT_MULTISTEP:
-        _DEFAULT_MULTISTEP.append(load_config())
-    return _DEFAULT_MULTISTEP[0]
+        t0 = time.perf_counter()
+        synthesis = self.synthesizer.synthesize(q, ranked.evidence, on_text)
+        meter.merge(synthesis.usage)
+        warnings += synthesis.warnings
+        texts, numbered = synthesis.numbered.renumbered([synthesis.answer])
+        answer, mode = texts[0], synthesis.mode
+        short_text = strip_citations(synthesis.short_answer or "") or None
+        # path says whether Claude wrote the prose, also when a graph answer is
+        # prepended below and mode becomes "graph".
+        path = "claude" if mode == "claude" else "offline"
+        if graph is not None:  # the graph's rows answer; a span from the prose would not
+            answer = format_graph_answer(graph) + "\n\n" + answer
+            mode = "graph"
+            short_text = None
+        timings["synthesis"] = time.perf_counter() - t0
+        timings["total"] = time.perf_counter() - t_start
+        trace.append(
+            {
+                "stage": "synthesis",
+                "mode": mode,
+                "evidence": len(ranked.evidence),
+                "answerable": synthesis.answerable,
+                "support": synthesis.support,
+            }
+        )
+        return QueryResult(
+            question=q.text,
+            answer=answer,
+            citations=numbered.citations_in(answer),
+            evidence=[ev for _, ev in numbered.items],
+            path=path,
+            mode=mode,
+            trace=trace,
+            usage=meter.as_dict(),
+            timings={k: round(v, 4) for k, v in timings.items()},
+            warnings=warnings,
+            graph=graph.to_dict() if graph is not None else None,
+            multistep=ranked.multistep.to_dict() if ranked.multistep is not None else None,
+            short_answer=short_text,
+            answerable=synthesis.answerable,
+            support=synthesis.support,
+            ranked=list(ranked.evidence),
+        )
 
 
 def _retriever(components: GraphComponents, config: AgentConfig) -> Retriever:
-    if config.multi_query:
-        return components.multi_query(config.llm_timeout)
+    """The retriever ``config.retrieval`` names, wrapped by multi-query when asked."""
+    inner: Retriever
     if config.retrieval == "dense":
-        return components.dense
-    if config.retrieval == "bm25":
-        return components.keyword
-    if config.retrieval == "hybrid":
-        return components.hybrid(config.candidates)
-    return components.entity_graph(config.candidates)
+        inner = components.dense
+    elif config.retrieval == "bm25":
+        inner = components.keyword
+    elif config.retrieval == "hybrid":
+        inner = components.hybrid(config.candidates)
+    elif config.retrieval == "multistep":
+        inner = components.multistep(
+            depth=config.candidates,
+            config=config.multistep_config,
+            route=config.route,
+            llm_timeout=min(config.llm_timeout, 15.0),
+        )
+    else:
+        inner = components.entity_graph(config.candidates)
+    return components.multi_query(inner, config.llm_timeout) if config.multi_query else inner
 
 
-def build_pipeline(components: GraphComponents, config: AgentConfig) -> QueryPipeline:
-    """The pipeline ``config`` describes, over ``components``' graph."""
+def _stages(components: GraphComponents, config: AgentConfig) -> list[Stage]:
     stages: list[Stage] = []
+    if config.retrieval == "multistep":
+        settings = config.multistep_config or default_multistep()
+        reranker = components.reranker(config.rerank_weights)
+        stages += [
+            RelevanceLoop(
+                settings,
+                authority=lambda e: reranker.pagerank_scaled(e.pagerank),
+                llm=None if config.offline else components.llm,
+                llm_timeout=min(config.llm_timeout, 15.0),
+            ),
+            TierOrder(),
+            Fill(settings, components.hybrid(config.candidates)),
+        ]
     if config.quality_filter:
         stages.append(QualityFilter())
     if config.reranker:
         stages.append(GraphRerank(components.reranker(config.rerank_weights)))
-    stages.append(TopK(config.top_k))
+    stages += [TierOrder(), TopK(config.top_k)]
+    return stages
+
+
+def build_pipeline(components: GraphComponents, config: AgentConfig) -> QueryPipeline:
+    """The pipeline ``config`` describes, over ``components``' graph (a new one; the
+    agent, ``serve`` and the eval take theirs from :meth:`GraphComponents.pipeline`)."""
     numbering = MultiDocSynthesizer(group=config.multidoc)
     llm = None if config.offline else components.llm
     synthesizer: Synthesizer
@@ -267,7 +426,7 @@ def build_pipeline(components: GraphComponents, config: AgentConfig) -> QueryPip
         config=config,
         components=components,
         retriever=_retriever(components, config),
-        stages=stages,
+        stages=_stages(components, config),
         synthesizer=synthesizer,
         structural=components.structural(config.cypher_pack_path) if config.structural else None,
     )

@@ -76,7 +76,7 @@ def has_cuda() -> bool:
 
 def base_graph(articles: int, work: Path) -> Path:
     """A graph of ``articles`` synthetic articles loaded with ``--embeddings later``."""
-    from tests.support.synth import generate
+    from scripts._synth import generate
 
     dump_dir = ROOT / "bench_out" / "dumps"
     xml = dump_dir / f"synthwiki-{articles}-pages-articles.xml"
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     base = base_graph(args.articles, args.work)
     tiny = None
     if any(c.startswith("tiny") for c in names):
-        from tests.support.models import make_tiny_model
+        from scripts._tiny_model import make_tiny_model
 
         tiny = make_tiny_model(args.work / "tiny-model")
     rows = []

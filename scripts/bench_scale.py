@@ -109,7 +109,7 @@ def kg_agent() -> list[str]:
 
 
 def ensure_dump(n: int, dump_dir: Path, multistream: bool) -> dict[str, Path]:
-    from tests.support.synth import generate
+    from scripts._synth import generate
 
     xml = dump_dir / f"synthwiki-{n}-pages-articles.xml"
     ms = dump_dir / f"synthwiki-{n}-pages-articles-multistream.xml.bz2"

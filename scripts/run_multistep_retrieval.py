@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Run the multi-step retrieval engine over a multi-hop question file and write its traces.
+"""Run multi-step retrieval over a multi-hop question file and write its traces.
 
     .venv/bin/python scripts/run_multistep_retrieval.py --config configs/run_multistep.yaml \\
         --questions ../shared/data/multihop/2wikimultihopqa/questions.dev.json --limit 100
@@ -9,14 +9,14 @@ the format is detected, :func:`kg_agent.evaluation.datasets.load_dataset`). The
 graph of the dataset's corpus is built into ``--db`` (default
 ``bench_out/eval_dbs/<dataset>.kuzu``, the same place ``scripts/eval_multihop.py``
 uses) on the first run and reused after (:func:`kg_agent.evaluation.runner.ensure_graph`).
-Every question goes through :class:`kg_agent.multistep.engine.MultiStepEngine` over
-the same entity-graph retriever the eval's ``multistep`` mode uses, offline (no
-Claude: planning, rewriting, bridge extraction and relevance scoring take their
-rule paths).
+Every question goes through the pipeline the eval's ``multistep`` mode runs (the
+:class:`kg_agent.multistep.retriever.MultiStepRetriever` and its stages, then the
+quality filter and the graph rerank), offline (no Claude: planning, rewriting, bridge
+extraction and relevance scoring take their rule paths).
 
 ``--out`` (default ``bench_out/multistep/``) receives:
 
-* ``multistep_traces.jsonl``: one line per question, ``{"id", **MultiStepResult.trace()}``:
+* ``multistep_traces.jsonl``: one line per question, ``{"id", **MultiStepTrace.to_dict()}``:
   route and complexity decision, plan, every step (query, query type, kind, gap,
   gate decision, results, new evidence, stop reason, seconds), bridge-round stats,
   relevance telemetry, warnings, total seconds;
@@ -29,7 +29,7 @@ A question whose run raises is written with an ``error`` field (and no chunks) a
 counted in the summary; the run goes on. The summary printed at the end: questions,
 mean steps, share routed complex, bridge-triggered share, Recall@5 against the gold
 titles (:func:`kg_agent.evaluation.metrics.recall_at_k` over the final top chunks'
-distinct titles) and p50/p95 latency of ``MultiStepEngine.run``, warm: one untimed
+distinct titles) and p50/p95 latency of the pipeline's search, warm: one untimed
 run of the first question loads the model, the embedding matrix and the entity
 linker before the timed pass.
 """
@@ -54,15 +54,15 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from kg_agent.config import AgentConfig  # noqa: E402
 from kg_agent.embedding import Embedder  # noqa: E402
 from kg_agent.evaluation.datasets import EvalQuestion, load_dataset  # noqa: E402
 from kg_agent.evaluation.metrics import percentile, recall_at_k  # noqa: E402
 from kg_agent.evaluation.runner import ensure_graph  # noqa: E402
 from kg_agent.exceptions import InvalidArgumentError, KGAgentError, one_line  # noqa: E402
 from kg_agent.multistep.config import load_config  # noqa: E402
-from kg_agent.multistep.engine import MultiStepResult  # noqa: E402
 from kg_agent.pipeline import GraphComponents  # noqa: E402
-from kg_agent.retrieval.base import Evidence  # noqa: E402
+from kg_agent.retrieval.base import Evidence, RetrievalResult  # noqa: E402
 from kg_agent.store import GraphStore  # noqa: E402
 
 DEFAULT_CONFIG = ROOT / "configs" / "run_multistep.yaml"
@@ -85,16 +85,17 @@ def chunk(e: Evidence) -> dict[str, Any]:
     }
 
 
-def result_line(q: EvalQuestion, r: MultiStepResult) -> dict[str, Any]:
+def result_line(q: EvalQuestion, r: RetrievalResult, seconds: float) -> dict[str, Any]:
+    assert r.multistep is not None
     return {
         "id": q.qid,
         "question": q.question,
         "gold_titles": list(q.gold_titles),
-        "route": r.route,
+        "route": r.multistep.route,
         "recall_at_5": recall_at_k([e.title for e in r.evidence], q.gold_titles, RECALL_K),
-        "seconds": round(r.seconds, 4),
+        "seconds": round(seconds, 4),
         "final_top_chunks": [chunk(e) for e in r.evidence],
-        "all_collected_chunks": [chunk(e) for e in r.collected],
+        "all_collected_chunks": [chunk(e) for e in r.multistep.pool],
     }
 
 
@@ -196,9 +197,18 @@ def main(argv: list[str] | None = None) -> int:
     traces: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     try:
-        engine = components.multistep_engine(config=config)
+        pipeline = components.pipeline(
+            AgentConfig(
+                offline=True,
+                fewshot=False,
+                retrieval="multistep",
+                top_k=30,
+                route=args.force_route,
+                multistep_config=config,
+            )
+        )
         if dataset.questions:  # load the model, the embedding matrix and the linker's automaton
-            engine.run(dataset.questions[0].question, force=args.force_route)
+            pipeline.search(dataset.questions[0].question)
         t0 = time.perf_counter()
         with (
             traces_path.open("w", encoding="utf-8") as tf,
@@ -206,8 +216,12 @@ def main(argv: list[str] | None = None) -> int:
         ):
             for i, q in enumerate(dataset.questions, start=1):
                 try:
-                    r = engine.run(q.question, force=args.force_route)
-                    trace, result = {"id": q.qid, **r.trace()}, result_line(q, r)
+                    started = time.perf_counter()
+                    r = pipeline.search(q.question)
+                    took = time.perf_counter() - started
+                    assert r.multistep is not None
+                    trace = {"id": q.qid, **r.multistep.to_dict()}
+                    result = result_line(q, r, took)
                 except Exception as exc:  # one bad question must not lose the run
                     trace, result = error_lines(q, f"{type(exc).__name__}: {one_line(exc)}")
                     print(f"  {q.qid}: {trace['error']}", file=sys.stderr)

@@ -7,7 +7,7 @@ model, and is unit-tested on hand-written cases; :mod:`kg_agent.synthesis` compo
 into the extractive answer and gives its signal to the Claude prompt.
 """
 
-from kg_agent.answering.question import AnswerKind, QuestionShape, analyse
 from kg_agent.answering.reader import OfflineReading, read_evidence
+from kg_agent.language.shape import AnswerKind, QuestionShape, analyse
 
 __all__ = ["AnswerKind", "OfflineReading", "QuestionShape", "analyse", "read_evidence"]

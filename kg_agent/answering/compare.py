@@ -21,9 +21,9 @@ from kg_agent.answering.evidence import (
     stems_of,
 )
 from kg_agent.answering.kinship import answer_name, follow
-from kg_agent.answering.question import QUANTITY_WORDS, AnswerKind, QuestionShape, stem
-from kg_agent.answering.spans import dates, lifespan, names, numbers, year_of
-from kg_agent.text import STOP_WORDS, fold
+from kg_agent.language.shape import QUANTITY_WORDS, AnswerKind, QuestionShape, stem
+from kg_agent.language.spans import dates, lifespan, names, numbers, year_of
+from kg_agent.language.tokens import STOP_WORDS, content_matches, content_tokens, fold, words
 
 __all__ = ["choose", "in_common", "relatives_of_relatives", "yes_no"]
 
@@ -55,7 +55,7 @@ def _fact_date(ctx: Context, title: str) -> tuple[tuple[int, int, int], Sentence
                 return key, s
         if want_death or want_birth:
             cue = "death" if want_death else "birth"
-            for m in re.finditer(r"[\w'’-]+", s.text):
+            for m in content_matches(s.text):
                 if stem(m.group(0)) == cue:
                     after = [d for d in dates(s.text) if d.start >= m.start()]
                     if after and (key := year_of(after[0].text)) is not None:
@@ -80,10 +80,10 @@ def _lifetime(ctx: Context, title: str) -> tuple[tuple[int, int, int], Sentence]
 def choose(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
     """The option the question's comparison picks, and the sentences it rests on."""
     shape = ctx.shape
-    words = {w.lower() for w in re.findall(r"\w+", shape.question)}
+    asked = set(words(shape.question))
     # "longer", "more" compare numbers, except where the question is about time
     # ("released more recently", "lived longer")
-    quantity = bool(words & QUANTITY_WORDS) and not words & _TIME_WORDS
+    quantity = bool(asked & QUANTITY_WORDS) and not asked & _TIME_WORDS
     facts: list[tuple[tuple[float, int, int], Sentence] | None] = []
     for option in shape.options:
         titles = _option_titles(ctx, option)
@@ -392,7 +392,7 @@ def in_common(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
     def grams(sents: list[Sentence]) -> dict[tuple[str, ...], tuple[str, Sentence]]:
         out: dict[tuple[str, ...], tuple[str, Sentence]] = {}
         for s in sents[:2]:
-            words = re.findall(r"[\w'’-]+", s.text)
+            words = content_tokens(s.text)
             for n in (3, 2, 1):
                 for i in range(len(words) - n + 1):
                     part = words[i : i + n]

@@ -22,10 +22,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kg_agent.answering.question import INVERSE, KINSHIP, AnswerKind, QuestionShape, stem
-from kg_agent.answering.spans import Span, dates, names, numbers
+from kg_agent.language.shape import INVERSE, KINSHIP, AnswerKind, QuestionShape, stem
+from kg_agent.language.spans import Span, dates, names, numbers
+from kg_agent.language.tokens import (
+    STOP_WORDS,
+    content_matches,
+    content_tokens,
+    fold,
+    split_sentences,
+    words,
+)
 from kg_agent.retrieval.base import Evidence
-from kg_agent.text import STOP_WORDS, content_tokens, fold, split_sentences
 
 __all__ = [
     "DEMONYM",
@@ -117,7 +124,7 @@ def base_title(title: str) -> str:
 
 def spaced(text: str) -> str:
     """Folded words joined by single spaces, padded: whole-word ``in`` tests."""
-    return " " + " ".join(re.findall(r"\w+", fold(text))) + " "
+    return " " + " ".join(words(fold(text))) + " "
 
 
 #: A participle and a preposition that open a capitalised span ("Born in", "Based on"; a
@@ -126,7 +133,7 @@ _PARTICIPLE_LEAD = re.compile(r"^([A-Z][a-z]+ed|Born) (?:in|on) (?=[A-Z])")
 
 
 def folded_words(text: str) -> set[str]:
-    return {w for w in re.findall(r"\w+", fold(text)) if w not in STOP_WORDS}
+    return {w for w in words(fold(text)) if w not in STOP_WORDS}
 
 
 class Context:
@@ -284,7 +291,7 @@ def _find_hops(ctx: Context) -> list[str]:
     for s in ctx.sentences:
         if s.title not in ctx.named:
             continue
-        for m in re.finditer(r"[\w'’-]+", s.text):
+        for m in content_matches(s.text):
             word = stem(m.group(0))
             if word not in inner | other_side:
                 continue
@@ -419,7 +426,7 @@ def _leads_on(shape: QuestionShape) -> bool:
     father"), "of" ("the composer of X"), a relative or a wh-word after its first word
     ("the arena where X played", "covered by what band"); "Which poems did X write?"
     asks X's own facts."""
-    words = re.findall(r"[\w'’-]+", shape.question.lower())[1:]
+    words = content_tokens(shape.question.lower())[1:]
     return bool(shape.possessed) or bool(_LEADS & set(words))
 
 
@@ -438,7 +445,7 @@ def outer_relation(ctx: Context, s: Sentence) -> frozenset[str] | None:
 
 
 def _phrase_at(lowered_question: str, phrase: frozenset[str]) -> int:
-    for m in re.finditer(r"[\w'’-]+", lowered_question):
+    for m in content_matches(lowered_question):
         if stem(m.group(0)) in phrase:
             return m.start()
     return -1

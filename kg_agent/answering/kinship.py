@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kg_agent.text import fold
+from kg_agent.language.tokens import fold
 
 __all__ = ["PATHS", "KinStep", "answer_name", "follow", "kin_paths", "title_for"]
 

@@ -29,7 +29,8 @@ from kg_agent.answering.evidence import (
     spaced,
 )
 from kg_agent.answering.kinship import kin_paths
-from kg_agent.answering.question import (
+from kg_agent.language.question import Question
+from kg_agent.language.shape import (
     AUXILIARIES,
     POSSESSIVE,
     AnswerKind,
@@ -37,14 +38,22 @@ from kg_agent.answering.question import (
     analyse,
     stem,
 )
-from kg_agent.answering.spans import Span, dates, lifespan, names, numbers, year_of
+from kg_agent.language.spans import Span, dates, lifespan, names, numbers, year_of
+from kg_agent.language.tokens import (
+    NAME_PARTICLES,
+    STOP_WORDS,
+    UPPER,
+    content_matches,
+    content_tokens,
+    fold,
+    words,
+)
 from kg_agent.retrieval.base import Evidence
-from kg_agent.text import NAME_PARTICLES, STOP_WORDS, UPPER, content_tokens, fold
 
 __all__ = ["SUPPORT_THRESHOLD", "OfflineReading", "Sentence", "read_evidence"]
 
 #: Below this support the evidence is taken not to answer the question (calibrated on
-#: the dev sets' in-graph and out-of-graph questions: ``docs/BENCHMARKS.md``).
+#: the dev sets' in-graph and out-of-graph questions: ``docs/notes/answers.md``).
 SUPPORT_THRESHOLD = 0.7
 MAX_ANSWER_WORDS = 40
 
@@ -167,7 +176,7 @@ def _inverse_subject(ctx: Context, s: Sentence) -> Span | None:
     shape = ctx.shape
     if shape.kind is not AnswerKind.PERSON or s.title in ctx.named:
         return None
-    for m in re.finditer(r"[\w'’-]+", s.text):
+    for m in content_matches(s.text):
         if stem(m.group(0)) not in shape.relation:
             continue
         after = s.text[m.end() : m.end() + 60]
@@ -265,7 +274,7 @@ _EVENTS = frozenset({"birth", "death", "buri", "marri"})
 def _cue_position(shape: QuestionShape, text: str, stems: frozenset[str] | None = None) -> int:
     """Where the question's relation (or ``stems``) is expressed in ``text`` (-1: nowhere)."""
     want = shape.cues if stems is None else stems
-    for m in re.finditer(r"[\w'’-]+", text):
+    for m in content_matches(text):
         if stem(m.group(0)) in want:
             return m.start()
     return -1
@@ -333,7 +342,7 @@ def _support(ctx: Context) -> float:
     top_titles = list(dict.fromkeys(ev.title for _, ev in ctx.items))[:5]
     hay = spaced(" ".join(ctx.text_of[t] + " " + t for t in top_titles))
     question = POSSESSIVE.sub("", ctx.shape.question)  # "Jansch's" is written "Jansch"
-    qwords = [w for w in re.findall(r"\w+", fold(question)) if w not in STOP_WORDS]
+    qwords = [w for w in words(fold(question)) if w not in STOP_WORDS]
     if not qwords:
         return 0.0
     share = sum(f" {w} " in hay for w in qwords) / len(qwords)
@@ -343,11 +352,11 @@ def _support(ctx: Context) -> float:
         found = [spaced(w) in hay for w in caps]  # headline case: word by word
     else:
         for m in _NAME.finditer(question):
-            words = [
+            name_words = [
                 w.group(0) for w in _NAME_WORD.finditer(m.group(0)) if m.start() + w.start() > 0
             ]
-            if words:
-                found.append(all(spaced(w) in hay for w in words))
+            if name_words:
+                found.append(all(spaced(w) in hay for w in name_words))
     names_share = sum(found) / len(found) if found else share
     return round((share + names_share) / 2, 4)
 
@@ -369,14 +378,17 @@ def _trim(sentences: list[Sentence], limit: int, keep: int = 1) -> list[Sentence
 
 
 def read_evidence(
-    question: str | QuestionShape,
+    question: str | Question | QuestionShape,
     items: Sequence[tuple[int, Evidence]],
     *,
     max_words: int = MAX_ANSWER_WORDS,
     threshold: float = SUPPORT_THRESHOLD,
 ) -> OfflineReading:
     """Read numbered evidence for ``question`` (see the module docstring)."""
-    shape = question if isinstance(question, QuestionShape) else analyse(question)
+    if isinstance(question, Question):
+        shape = question.shape
+    else:
+        shape = question if isinstance(question, QuestionShape) else analyse(question)
     ctx = Context(shape, items)
     if not ctx.sentences:
         return OfflineReading(shape, [], answerable=False, notes=["no evidence"])

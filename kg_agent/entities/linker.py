@@ -44,7 +44,6 @@ import importlib.metadata
 import json
 import os
 import pickle
-import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -55,14 +54,15 @@ from kg_agent.entities import matcher as mentions
 from kg_agent.entities import overlay as overlay_rules
 from kg_agent.entities.matcher import COMMON_WORDS, MentionMatcher, eligible_form
 from kg_agent.entities.overlay import Overlay, apply_overlay, make_overlay
+from kg_agent.language.names import lookup_spans
 from kg_agent.store import GraphReader
-from kg_agent.text import NAME_PARTICLES, UPPER
 
 __all__ = ["QuestionEntityLinker"]
 
 MAX_AUTOMATON_TITLES = 2_000_000
 _OFFERED = 10  # titles the full-text fallback reads a question against
 _FORMAT = 2  # 2: names offered sorted, offers recorded (overlays)
+_MIN_LENGTH = 4  # MentionMatcher's default
 
 
 class QuestionEntityLinker:
@@ -177,7 +177,7 @@ class QuestionEntityLinker:
         found_titles = self.store.search_article_titles(question, k=_OFFERED, with_text=True)
         offered = [title for title, _ in found_titles]
         aliases: list[tuple[str, str]] = []
-        for span in _name_spans(question):
+        for span in lookup_spans(question, _eligible):
             target = self.store.resolve_title(span, with_text=True)
             if target is None:
                 continue
@@ -192,42 +192,9 @@ class QuestionEntityLinker:
         return sorted(found, key=lambda t: _position(lowered, t))
 
 
-#: A run of capitalised words, with the particles names hold between them (and the
-#: words titles hold: "Pride and Prejudice", "Death in Venice").
-_NAME_RUN = re.compile(
-    rf"\b{UPPER}[\w'’.&-]*(?:\s+(?:(?:{NAME_PARTICLES}|and|in|on)\s+)*"
-    rf"(?:{UPPER}|[0-9])[\w'’.&-]*)*"
-)
-_POSSESSIVE = re.compile(r"['’]s$")
-_MAX_SPAN_WORDS = 8
-_MAX_SPANS = 48
-_MIN_LENGTH = 4  # MentionMatcher's default
-
-
-def _name_spans(question: str) -> list[str]:
-    """The spans of the question a title or redirect may be written as: each run of
-    capitalised words and every part of it that starts with a capitalised word and ends
-    with one or a number (at most eight words, 48 spans a question, in the order
-    written), each looked up by key; a final full stop is tried with and without ("U.S.",
-    "Washington, D.C.")."""
-    out: dict[str, None] = {}
-    for run in _NAME_RUN.finditer(question):
-        words = run.group(0).split()
-        for i in range(len(words)):
-            if not words[i][:1].isupper():
-                continue
-            for j in range(min(len(words), i + _MAX_SPAN_WORDS), i, -1):
-                last = words[j - 1]
-                if not (last[:1].isupper() or last[:1].isdigit()):
-                    continue
-                span = " ".join([*words[i : j - 1], _POSSESSIVE.sub("", last)]).rstrip(",")
-                for form in dict.fromkeys((span, span.rstrip("."))):
-                    # what the automaton would never match ("What", "New") is not looked up
-                    if eligible_form(form, _MIN_LENGTH, COMMON_WORDS):
-                        out[form] = None
-                        if len(out) == _MAX_SPANS:
-                            return list(out)
-    return list(out)
+def _eligible(form: str) -> bool:
+    """Whether the automaton could ever match ``form`` (never "What", "New")."""
+    return eligible_form(form, _MIN_LENGTH, COMMON_WORDS)
 
 
 def _build(titles: list[str], aliases: list[tuple[str, str]]) -> MentionMatcher:

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 from kg_agent.entities.linker import QuestionEntityLinker
+from kg_agent.language.tokens import FUNCTION_WORDS, QUOTES, words
 from kg_agent.store.reader import GraphReader
-from kg_agent.text import FUNCTION_WORDS, QUOTES, words
 
 __all__ = ["EntityResolver"]
 

@@ -14,10 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kg_agent.agent import answer_and_rank
 from kg_agent.config import AgentConfig
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.pipeline import GraphComponents, build_pipeline
+from kg_agent.pipeline import GraphComponents
 from kg_agent.retrieval.base import Evidence, RetrievalResult
 
 __all__ = [
@@ -63,15 +62,15 @@ class EvalMode:
 
     def build(self, components: GraphComponents) -> ModeRunner:
         """A function from a question to this mode's ranked evidence (and answer)."""
-        pipeline = build_pipeline(components, self.config)
+        pipeline = components.pipeline(self.config)
         if self.runs == "answer":
 
             def answer(q: str) -> ModeOutput:
-                result, ranked = answer_and_rank(pipeline, q)
+                result = pipeline.run(q)
                 extra: dict[str, Any] = {"mode": result.mode}
                 # recall is read from the ranking; the answer's citation order is its own
                 return ModeOutput(
-                    ranked,
+                    result.ranked,
                     answer=result.answer,
                     short_answer=result.short_answer,
                     answerable=result.answerable,
@@ -82,16 +81,14 @@ class EvalMode:
         rank = self.runs == "rank"
 
         def run(q: str) -> ModeOutput:
-            result = pipeline.retrieve(q)
-            if rank:
-                result = pipeline.rank(q, result)
+            result = pipeline.search(q) if rank else pipeline.retrieve(q)
             return ModeOutput(result.evidence, extra=_multistep_extra(result))
 
         return run
 
 
 def _multistep_extra(result: RetrievalResult) -> dict[str, Any]:
-    ms = result.extra.get("multistep")
+    ms = result.multistep
     if ms is None:
         return {}
     return {
@@ -154,13 +151,16 @@ for _mode in (
     ),
     EvalMode(
         "multistep",
-        "multi-step engine, routed by complexity: plan, gaps, refinement, bridge round",
-        _EVAL.replace(multistep=True),
+        "multi-step retriever, routed by complexity, and its stages (what agent_multistep "
+        "answers from)",
+        _EVAL.replace(retrieval="multistep", top_k=CANDIDATES),
+        runs="rank",
     ),
     EvalMode(
         "multistep_forced",
-        "multi-step engine on every question (routing forced to COMPLEX)",
-        _EVAL.replace(multistep=True, route="complex"),
+        "the same on every question (routing forced to COMPLEX)",
+        _EVAL.replace(retrieval="multistep", route="complex", top_k=CANDIDATES),
+        runs="rank",
     ),
     EvalMode(
         "agent",
@@ -171,8 +171,8 @@ for _mode in (
     ),
     EvalMode(
         "agent_multistep",
-        "KnowledgeGraphAgent.query(multistep=True) offline: multi-step engine, answer",
-        _EVAL.replace(multistep=True),
+        "KnowledgeGraphAgent.query(multistep=True) offline: multi-step retriever, answer",
+        _EVAL.replace(retrieval="multistep"),
         runs="answer",
         answers=True,
     ),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from kg_agent.text import SENTENCE_BREAK
+from kg_agent.language.tokens import SENTENCE_BREAK
 
 _SENTENCE_END = SENTENCE_BREAK
 

@@ -60,7 +60,7 @@ __all__ = ["EmbedReport", "embed_graph", "work_dir"]
 DEFAULT_CHUNK = 10_000
 #: On Ray a batch is also the unit the actor pool shares out: smaller, so that every
 #: worker has many (one batch of 10,000 kept a 2-worker pool to one worker on a 5k-section
-#: graph; measured in docs/BENCHMARKS.md). Still seconds of work on a GPU per batch.
+#: graph; measured in docs/notes/embedding.md). Still seconds of work on a GPU per batch.
 RAY_CHUNK = 1_000
 
 _SECTIONS = (
@@ -123,7 +123,7 @@ def embed_graph(
         chunk = RAY_CHUNK if ray is not None else DEFAULT_CHUNK
     if chunk < 1:
         raise ValueError(f"chunk must be positive, got {chunk}")
-    from kg_agent.ingest.pipeline import sigterm_as_interrupt
+    from kg_agent.ingest.finish import sigterm_as_interrupt
 
     job = _Embedding(db_path, embedder, chunk, cache, restart, progress)
     job.force = force

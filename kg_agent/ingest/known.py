@@ -37,7 +37,15 @@ from typing import Any, Literal
 from kg_agent.ingest.titles import normalize_title
 from kg_agent.ingest.wikitext import LINK_TEMPLATES
 
-__all__ = ["KnownPages", "PageFilter", "link_targets", "page_key", "title_key", "write_keys"]
+__all__ = [
+    "READ_EVERY_PAGE",
+    "KnownPages",
+    "PageFilter",
+    "link_targets",
+    "page_key",
+    "title_key",
+    "write_keys",
+]
 
 #: What a worker does with a page: parse its wikitext, keep its article row only, or
 #: leave it out (a reparse reads only the pages it was asked for).
@@ -257,3 +265,10 @@ class PageFilter:
     def from_job(cls, job: dict[str, Any]) -> PageFilter | None:
         fields = [job.get(k) for k in ("known", "only", "check", "titles")]
         return cls(*fields) if any(fields) else None
+
+
+#: Meta key set by ``kg-agent delete`` when it removes redirects into an article that
+#: stays a stub: the graph's links through them still point at the stub, and no record
+#: says through which title, so the next update cannot tell which kept pages to read
+#: again. It reads every page instead, and clears the key once its write committed.
+READ_EVERY_PAGE = "update_reads_every_page"

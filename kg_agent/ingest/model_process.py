@@ -4,7 +4,7 @@ Why a process and not a thread: the model's start (torch's imports, the weights,
 CUDA's set-up) holds Python's lock most of its 3-11 s, so a thread starting it shared the
 main thread's time more than it ran beside it. Measured on an H100 machine at 100k
 articles, a thread took 8 s off the embed and added 7.4 s to the diff, reparse and resolve
-before it (docs/BENCHMARKS.md). A spawned process has its own lock and its own core; the
+before it (docs/notes/updates.md). A spawned process has its own lock and its own core; the
 vectors come back over a pipe (1,500 sections are ~2.3 MB).
 
 Only the package's own :class:`Embedder` runs there, rebuilt from its settings; a subclass

@@ -27,15 +27,15 @@ import errno
 import os
 import resource
 import shutil
-import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kg_agent.embedding import Embedder
+from kg_agent.entities.saved import save_linker_apart
 from kg_agent.exceptions import (
     DatabaseError,
     InvalidArgumentError,
@@ -45,23 +45,21 @@ from kg_agent.exceptions import (
     SourceError,
     one_line,
 )
-from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS
+from kg_agent.ingest.compact import index_waiting_vectors
 from kg_agent.ingest.embed_phase import embed_shards, embedder_identity
+from kg_agent.ingest.finish import committed_rows_lost, finish_indexes, sigterm_as_interrupt
+from kg_agent.ingest.options import SourceOptions
 from kg_agent.ingest.parse import ParseOptions, ParseResult, parse_source
 from kg_agent.ingest.prepare import GraphLookups, prepare
 from kg_agent.ingest.sources import detect_format, fingerprint
 from kg_agent.ingest.stage import LoadLock, Stage, clean_stale_stages
+from kg_agent.ingest.upgrade import upgrade_graph
 from kg_agent.ingest.write import WriteJob, now, write_graph, write_in_child
-from kg_agent.store import MAX_UNINDEXED, SCHEMA_VERSION, GraphStore, vector_count
+from kg_agent.store import SCHEMA_VERSION, GraphStore, vector_count
 from kg_agent.store.indexes import (
-    LinkChanges,
     TextSource,
     build_text_index,
-    carry_linker_over,
     finalize_indexes,
-    save_linker_apart,
-    save_linker_changes_apart,
-    sync_text_index,
 )
 from kg_agent.store.integrity import write_checksums
 from kg_agent.store.layout import (
@@ -72,8 +70,6 @@ from kg_agent.store.layout import (
     vector_index_need_mb,
 )
 from kg_agent.store.reads import LOST
-from kg_agent.store.upgrade import upgrade_graph
-from kg_agent.store.vectors import check_max_unindexed
 
 __all__ = [
     "EMBEDDING_MODES",
@@ -81,11 +77,8 @@ __all__ = [
     "LoadReport",
     "Loader",
     "embedder_identity",
-    "finalize_indexes",
-    "finish_indexes",
     "load_fingerprint",
     "load_source",
-    "sigterm_as_interrupt",
 ]
 
 #: ``now``: embed while loading (the default); ``none``/``later``: load the graph
@@ -93,42 +86,23 @@ __all__ = [
 EMBEDDING_MODES = ("now", "none", "later")
 
 
-@dataclass(frozen=True, slots=True)
-class LoadOptions:
-    """How a load runs. ``fmt`` None means detect from content; ``workers`` None means
-    one parse worker per CPU core."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadOptions(SourceOptions):
+    """How a load runs (the options it shares with an update: :class:`SourceOptions`).
+    ``limit``: at most this many articles; ``force``: re-load a source already loaded;
+    ``embeddings``: one of :data:`EMBEDDING_MODES`."""
 
-    fmt: str | None = None
     limit: int | None = None
     batch_pages: int = 2000
-    max_section_words: int = DEFAULT_MAX_WORDS
     force: bool = False
-    progress: bool = True
-    staging_dir: str | None = None
-    cache: bool = True  # reuse embeddings of texts embedded before (see embed_cache)
-    workers: int | None = None
     embeddings: str = "now"
-    index: str | None = None  # the multistream dump's index file
-    restart: bool = False  # discard a resumable earlier attempt of this load
-    buffer_pool_mb: int | None = None
-    chunk_bytes: int | None = None  # unit size (tests use small units to get many)
-    #: Adding to a graph that has a vector index, the new vectors wait beside it (as an
-    #: update's do: ``store/vectors.py``); past this many the load folds them into the
-    #: recent index, built anew with them.
-    max_unindexed_vectors: int = MAX_UNINDEXED
 
     def __post_init__(self) -> None:
-        check_max_unindexed(self.max_unindexed_vectors)
+        SourceOptions.__post_init__(self)
         if self.embeddings not in EMBEDDING_MODES:
             raise InvalidArgumentError(
                 f"embeddings must be one of {', '.join(EMBEDDING_MODES)}, not {self.embeddings!r}"
             )
-        if self.workers is not None and self.workers < 1:
-            raise InvalidArgumentError(f"workers must be >= 1, not {self.workers}")
-
-    @property
-    def parse_workers(self) -> int:
-        return self.workers or os.cpu_count() or 1
 
 
 @dataclass(slots=True)
@@ -222,24 +196,6 @@ def _trim_heap() -> None:
             ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
-@contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops a load the way Ctrl-C does (clean, resumable), not at once."""
-
-    def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 class Loader:
     """Loads one source into the graph at ``db_path``; see the module docstring."""
 
@@ -327,11 +283,9 @@ class Loader:
 
     def _index_if_waiting(self, report: LoadReport) -> None:
         """Past the mark, put the vectors waiting beside the index into the recent one,
-        or compact (:func:`~kg_agent.ingest.maintain.index_waiting_vectors`)."""
+        or compact (:func:`~kg_agent.ingest.compact.index_waiting_vectors`)."""
         if report.vectors_unindexed <= self.options.max_unindexed_vectors:
             return
-        from kg_agent.ingest.maintain import index_waiting_vectors
-
         t0 = time.perf_counter()
         how = index_waiting_vectors(Path(self.db_path), self._say)
         report.compacted = how == "compact"
@@ -524,7 +478,6 @@ class Loader:
                     store,
                     text=lambda: build_text_index(store, text, progress=self.options.progress),
                     progress=self.options.progress,
-                    linker=False,
                 ),
             )
             report.timings.update({f"index.{k}": v for k, v in steps.items()})
@@ -610,65 +563,6 @@ class Loader:
         return report
 
 
-def committed_rows_lost(db_path: str, load: dict[str, Any]) -> str | None:
-    """Why a committed write's rows are not all in the graph (None: they are).
-
-    Kùzu 0.11.3 writes the rows of a ``COPY`` into a table that holds data to the
-    database file, not to its write-ahead log: a process killed after ``COMMIT`` and
-    before the checkpoint that follows (at the latest when the writer closes the
-    database) leaves a graph whose recovery replays the transaction's logged statements
-    (deletes, ``SET``, the load's record) but not its copies. A load or update that
-    committed records how many sections it wrote; fewer found means that happened.
-    Reproduced with ``kill -9`` in ``tests/e2e/test_update.py``.
-    """
-    want = int(load.get("sections") or 0)
-    with GraphStore.open(db_path, read_only=True) as store:
-        found = store.sections_of_load(str(load["id"]))
-    if found >= want:
-        return None
-    return (
-        f"it was killed after its commit and before Kùzu's checkpoint, and Kùzu 0.11.3 "
-        f"does not recover what a COPY wrote ({found:,} of {want:,} sections are there)"
-    )
-
-
-def finish_indexes(
-    db_path: str,
-    load_id: str,
-    text: TextSource | None,
-    *,
-    pool_mb: int | None,
-    progress: bool,
-    links: LinkChanges | None = None,
-    linker_was: str | None = None,
-) -> dict[str, float]:
-    """After a write into a graph: its indexes brought up to date (``text``: the text
-    index's changes, else it is rebuilt when stale; ``links``: the load's changes to
-    the links, else the link table is rebuilt), the load marked complete, the
-    checksums and the entity linker written (``linker_was``: the saved linker's key
-    before a write that changed no title or redirect, so it is carried over rather than
-    rebuilt when it matches). Returns seconds per step."""
-    with GraphStore.open(db_path, read_only=False, buffer_pool_mb=pool_mb) as store:
-        sync = None
-        if text is not None:
-
-            def sync() -> None:
-                sync_text_index(store, text, progress=progress)
-
-        steps = finalize_indexes(store, text=sync, links=links, progress=progress, linker=False)
-        store.set_load_status(load_id, "complete")
-    write_checksums(db_path)
-    # as for a new graph: the linker is built once the writer's pool is gone
-    t0 = time.perf_counter()
-    step = "entity_linker"
-    if linker_was is not None and carry_linker_over(db_path, linker_was):
-        step = "entity_linker_carried_over"
-    elif save_linker_changes_apart(db_path):
-        step = "entity_linker_overlaid"
-    steps[step] = round(time.perf_counter() - t0, 3)
-    return steps
-
-
 def load_fingerprint(
     source: str | os.PathLike[str], model: str, options: LoadOptions, *, fmt: str | None = None
 ) -> str:
@@ -721,7 +615,7 @@ def _reindex(db_path: str, upgraded: bool, *, progress: bool) -> dict[str, Any]:
         db_path, read_only=False, buffer_pool_mb=_reindex_pool_mb(db_path)
     ) as store:
         store.set_meta(text_stale="1", indexes_stale="1")
-        steps = finalize_indexes(store, progress=progress, linker=False)
+        steps = finalize_indexes(store, progress=progress)
         status = store.index_status()
         missing = [
             name

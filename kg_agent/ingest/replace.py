@@ -5,8 +5,9 @@ category edges and copying them again leaves the graph as a fresh load would, bu
 deleted edge costs the writer's commit dearly: Kùzu 0.11.3's checkpoint rewrites the
 storage of the relationship table the edge was in, and the more edges the table holds,
 the more it rewrites. Measured on graphs of 0.1, 0.3 and 1M articles with ~39 links
-each (``scripts/bench_checkpoint.py``): the commit after deleting every link of 100
-articles took 2.2, 4.4 and 15.7 s; after inserting 100 links, 0.4, 0.8 and 2.3 s.
+each (``scripts/bench_checkpoint.py`` at ``e84b41d``; docs/notes/updates.md): the commit
+after deleting every link of 100 articles took 2.2, 4.4 and 15.7 s; after inserting 100
+links, 0.4, 0.8 and 2.3 s.
 
 Most edits touch a part of an article, not all of it. So the rows of a rewritten article are
 compared with the graph's: a section whose fields and text hash are the same and whose

@@ -65,6 +65,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kg_agent.embedding import Embedder
+from kg_agent.entities.saved import linker_key
 from kg_agent.exceptions import (
     DatabaseError,
     DatabaseNotFoundError,
@@ -74,11 +75,19 @@ from kg_agent.exceptions import (
     SourceError,
     one_line,
 )
-from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, embedding_input
+from kg_agent.ingest.chunking import embedding_input
+from kg_agent.ingest.compact import (
+    MAX_DELETED_SHARE,
+    compact_locked,
+    index_waiting_vectors,
+    needs_compaction,
+)
 from kg_agent.ingest.embed_cache import EmbeddingCache
 from kg_agent.ingest.embed_phase import embed_shards
-from kg_agent.ingest.known import PageFilter, page_key, title_key, write_keys
+from kg_agent.ingest.finish import committed_rows_lost, finish_indexes, sigterm_as_interrupt
+from kg_agent.ingest.known import READ_EVERY_PAGE, PageFilter, page_key, title_key, write_keys
 from kg_agent.ingest.model_process import ChildEmbedder
+from kg_agent.ingest.options import SourceOptions
 from kg_agent.ingest.parse import (
     REPARSE_BASE,
     ParseOptions,
@@ -86,20 +95,18 @@ from kg_agent.ingest.parse import (
     parse_source,
     reparse_pages,
 )
-from kg_agent.ingest.pipeline import committed_rows_lost, finish_indexes, sigterm_as_interrupt
 from kg_agent.ingest.prepare import GraphLookups, prepare
 from kg_agent.ingest.resolve import LinkResolver, TitleTable
 from kg_agent.ingest.sources import MEDIAWIKI, detect_format, fingerprint
 from kg_agent.ingest.stage import LoadLock, Stage
+from kg_agent.ingest.upgrade import upgrade_graph
 from kg_agent.ingest.warmup import ModelWarmup
 from kg_agent.ingest.write import VECTOR_KEYS, WriteJob, write_in_child
-from kg_agent.store import MAX_UNINDEXED, SCHEMA_VERSION, GraphStore
+from kg_agent.store import SCHEMA_VERSION, GraphStore
 from kg_agent.store.edits import GraphEdits
-from kg_agent.store.indexes import LinkChanges, TextSource, linker_key
+from kg_agent.store.indexes import LinkChanges, TextSource
 from kg_agent.store.integrity import write_checksums
 from kg_agent.store.layout import default_buffer_pool_mb
-from kg_agent.store.upgrade import upgrade_graph
-from kg_agent.store.vectors import check_max_unindexed
 
 __all__ = ["UpdateOptions", "UpdateReport", "is_full_dump", "update_graph"]
 
@@ -117,26 +124,17 @@ def is_full_dump(source: str, fmt: str) -> bool:
     return fmt != MEDIAWIKI or bool(_FULL_DUMP.search(Path(source).name))
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateOptions:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateOptions(SourceOptions):
     """How an update runs. ``delete`` None: delete what a full dump lacks (see
-    :func:`is_full_dump`); False keeps such articles; True deletes them from any dump."""
+    :func:`is_full_dump`); False keeps such articles; True deletes them from any dump.
+    The options an update shares with a load are :class:`SourceOptions`."""
 
-    fmt: str | None = None
     delete: bool | None = None
-    workers: int | None = None
-    progress: bool = True
-    staging_dir: str | None = None
-    cache: bool = True
-    restart: bool = False
-    buffer_pool_mb: int | None = None
-    max_section_words: int = DEFAULT_MAX_WORDS
-    chunk_bytes: int | None = None
-    index: str | None = None
     #: None: compact the graph when updates have doubled its file (see
-    #: :data:`~kg_agent.ingest.maintain.AUTO_COMPACT_GROWTH`), deleted over half its
+    #: :data:`~kg_agent.ingest.compact.AUTO_COMPACT_GROWTH`), deleted over half its
     #: vector index's vectors, or would grow the recent index past a quarter of the main
-    #: one (:func:`~kg_agent.ingest.maintain.index_waiting_vectors`); False never; True
+    #: one (:func:`~kg_agent.ingest.compact.index_waiting_vectors`); False never; True
     #: always.
     compact: bool | None = None
     #: Titles deleted from the wiki since (a deletion log beside a partial export):
@@ -149,17 +147,6 @@ class UpdateOptions:
     #: partial one that may hold a tenth of the graph's articles (a small export is
     #: parsed whole sooner than the graph's keys are read); True or False: always, never.
     skip_known: bool | None = None
-    #: New vectors wait outside the HNSW indexes, searched exactly, until there are more
-    #: than this many; the update that passes it folds them into the recent index, built
-    #: anew with them (``store/vectors.py``).
-    max_unindexed_vectors: int = MAX_UNINDEXED
-
-    def __post_init__(self) -> None:
-        check_max_unindexed(self.max_unindexed_vectors)
-
-    @property
-    def parse_workers(self) -> int:
-        return self.workers or os.cpu_count() or 1
 
 
 @dataclass(slots=True)
@@ -303,14 +290,7 @@ class Updater:
     def _compact_if_due(self, report: UpdateReport) -> None:
         """Keep the file bounded, and the vectors outside the indexes few: compact when
         updates doubled the file (or when told to); past the mark, put the waiting vectors
-        into the recent index, or compact (:func:`~.maintain.index_waiting_vectors`)."""
-        from kg_agent.ingest.maintain import (
-            MAX_DELETED_SHARE,
-            compact_locked,
-            index_waiting_vectors,
-            needs_compaction,
-        )
-
+        into the recent index, or compact (:func:`~.compact.index_waiting_vectors`)."""
         with GraphStore.open(self.db_path, read_only=True) as store:
             meta = store.meta()
             stranded = store.deleted_share() > MAX_DELETED_SHARE
@@ -1036,13 +1016,6 @@ def _row_keys(rows: pa.Table) -> Iterator[int]:
             strict=True,
         )
     )
-
-
-#: Meta key set by ``kg-agent delete`` when it removes redirects into an article that
-#: stays a stub: the graph's links through them still point at the stub, and no record
-#: says through which title, so the next update cannot tell which kept pages to read
-#: again. It reads every page instead, and clears the key once its write committed.
-READ_EVERY_PAGE = "update_reads_every_page"
 
 
 def _reads_every_page(db_path: str) -> bool:

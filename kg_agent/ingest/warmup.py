@@ -2,7 +2,7 @@
 
 An update embeds a few sections, but the model's start is paid whole whatever their number:
 torch, the weights, on a GPU CUDA's context and a first batch (3-4 s on a CPU, 8-11 s on an
-H100 machine; docs/BENCHMARKS.md). The phases before the embed need no model, so the model
+H100 machine; docs/notes/updates.md). The phases before the embed need no model, so the model
 starts beside them: the package's own :class:`Embedder` in a process of its own
 (:mod:`kg_agent.ingest.model_process`, which says why not a thread), started before the parse
 and stopped at once if the parse finds nothing to write; any other embedder on a thread, once

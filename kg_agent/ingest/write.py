@@ -326,7 +326,7 @@ class _Copier:
         # An update's new vectors wait beside the HNSW index, never inserted into it
         # (store/vectors.py: Kùzu's inserts can strand part of the index); the update
         # that leaves more than its mark waiting folds them afterwards into the recent
-        # index, built anew with them (ingest/maintain.py: index_waiting_vectors).
+        # index, built anew with them (ingest/compact.py: index_waiting_vectors).
         waiting = 0
         if self.job.embeddings == "now":
             vectors = self._vectors_to_copy()

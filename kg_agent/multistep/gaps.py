@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from enum import Enum
 
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.multistep.planner import QueryType, find_years
-from kg_agent.text import fold
+from kg_agent.language.names import question_names
+from kg_agent.language.query_type import QueryType, find_years
+from kg_agent.language.tokens import fold
 
 __all__ = [
     "METRIC_SYNONYMS",
@@ -92,21 +93,6 @@ METRIC_SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _wordset(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
-# Words a capitalised span of the query may start or end with that are not names.
-_SPAN_STOP = _wordset(
-    "a an the of in on at to for from by with and or but is are was were be been did "
-    "do does has have had which who whom whose what when where why how compare "
-    "compared comparison versus vs between both than in during since until after "
-    "before please tell show list give find"
-)
-_CHUNK = re.compile(r"[^,;:?!()\[\]\"“”/]+")
-_WORD = re.compile(r"\w[\w'’.-]*")
-
-
 def _mentions(haystack: str, term: str, plural: bool = False) -> bool:
     folded = " ".join(fold(term).split())
     if not folded:
@@ -116,42 +102,10 @@ def _mentions(haystack: str, term: str, plural: bool = False) -> bool:
     return re.search(pattern, haystack) is not None
 
 
-def _noise(word: str) -> bool:
-    return fold(word) in _SPAN_STOP or find_years(word) == (word,)
-
-
-def _capitalised_spans(query: str) -> list[list[str]]:
-    """Runs of words that start upper-case (a run may go on with digits: "Apollo 11")."""
-    spans: list[list[str]] = []
-    for chunk in _CHUNK.findall(query):
-        run: list[str] = []
-        for word in _WORD.findall(chunk):
-            if word.endswith(".") and word.count(".") == 1:  # "Paris." but not "U.S."
-                word = word[:-1]
-            if word[:1].isupper() or (run and word[:1].isdigit()):
-                run.append(word)
-            elif run:
-                spans.append(run)
-                run = []
-        if run:
-            spans.append(run)
-    return spans
-
-
 def query_entities(query: str) -> tuple[str, ...]:
-    """Capitalised spans of ``query`` that look like names (no question or metric words)."""
-    out: dict[str, str] = {}
-    for span in _capitalised_spans(query):
-        words = [w[:-2] if fold(w).endswith("'s") else w for w in span]
-        while words and _noise(words[0]):
-            words.pop(0)
-        while words and _noise(words[-1]):
-            words.pop()
-        name = " ".join(words)
-        key = fold(name)
-        if name and key not in METRIC_SYNONYMS:
-            out.setdefault(key, name)
-    return tuple(out.values())
+    """The names :func:`~kg_agent.language.names.question_names` finds in ``query``,
+    but for those that are metric words (:data:`METRIC_SYNONYMS`)."""
+    return tuple(n for n in question_names(query) if fold(n) not in METRIC_SYNONYMS)
 
 
 def query_metrics(query: str) -> tuple[str, ...]:

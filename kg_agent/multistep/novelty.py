@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.text import words
+from kg_agent.language.tokens import words
 
 __all__ = ["jaccard", "novelty_filter", "word_set"]
 

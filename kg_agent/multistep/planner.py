@@ -12,13 +12,13 @@ after the first step". A step may only depend on earlier steps.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, Literal, cast, get_args
 
 from kg_agent.exceptions import InvalidArgumentError, one_line
+from kg_agent.language.query_type import COMPARE_WORDS, QueryType, classify_query_type, find_years
+from kg_agent.language.tokens import joined_words, wordset
 from kg_agent.llm.client import (
     FAST_MODEL,
     LLMClient,
@@ -36,10 +36,7 @@ __all__ = [
     "PlanPattern",
     "PlanSource",
     "PlanStep",
-    "QueryType",
     "StepPlanner",
-    "classify_query_type",
-    "find_years",
     "parse_plan",
     "rule_plan",
 ]
@@ -54,76 +51,6 @@ PlanPattern = Literal["sequential", "parallel", "conditional"]
 PlanSource = Literal["rule", "llm"]
 _PATTERNS: tuple[str, ...] = get_args(PlanPattern)
 _SOURCES: tuple[str, ...] = get_args(PlanSource)
-
-_YEAR = re.compile(r"(?<![\d.,])\b(1\d{3}|20\d{2})\b(?![.,]\d)")
-_WORD = re.compile(r"\w+(?:['’-]\w+)*")
-_PERCENT = re.compile(r"\d(?:[\d.,]*\d)?\s*(?:%|percent\b|per cent\b)", re.IGNORECASE)
-
-
-def _wordset(words: str) -> frozenset[str]:
-    """A set from a space-separated word list (keeps the long lists below readable)."""
-    return frozenset(words.split())
-
-
-def find_years(text: str) -> tuple[str, ...]:
-    """Distinct 4-digit years 1000-2099 in ``text``, in order of first mention."""
-    return tuple(dict.fromkeys(_YEAR.findall(text)))
-
-
-class QueryType(str, Enum):
-    """What kind of answer a question wants; picks the rule plan's shape."""
-
-    COMPARE = "compare"
-    TREND = "trend"
-    FACT = "fact"
-    OTHER = "other"
-
-
-_COMPARE_WORDS = _wordset(
-    "compare compared compares comparing comparison versus vs both difference "
-    "differences differ differs older younger taller shorter larger bigger smaller"
-)
-_COMPARE_PATTERNS = (
-    re.compile(r"\b(?:which|who|whose)\b[^?]*\bor\b"),  # "which came first, X or Y"
-    re.compile(r"\b(?!other\b|rather\b)\w+er than\b|\b(?:more|less|fewer) \w+(?: \w+)? than\b"),
-    re.compile(r"\bsame (?!time\b)\w+"),  # "the same nationality", "the same director"
-)
-_TREND_WORDS = _wordset(
-    "grew grow grows grown growing growth declined decline declines declining increased "
-    "increase increases increasing decreased decrease decreases decreasing rose risen "
-    "fell fallen trend trends evolution evolved evolve"
-)
-_TREND_PATTERNS = (
-    re.compile(r"\bover (?:time|the (?:years|decades|centuries))\b"),
-    re.compile(r"\bchanges? (?:in|of|over)\b|\bhow (?:has|have|did) [^?]* change\b"),
-)
-_WH_WORDS = _wordset("who whom whose what which when where why how")
-
-
-def classify_query_type(query: str) -> QueryType:
-    """COMPARE, then TREND, then FACT (a wh-question), else OTHER.
-
-    COMPARE wins over TREND: "Compare the GDP of France and Germany in 1990 and
-    2000" is a comparison across entities that happens to span years. TREND is
-    two or more years, a change word (grew, declined, over time...), or a
-    percentage next to a year.
-    """
-    low = query.lower()
-    words = set(_WORD.findall(low))
-    if words & _COMPARE_WORDS or any(p.search(low) for p in _COMPARE_PATTERNS):
-        return QueryType.COMPARE
-    years = find_years(query)
-    if (
-        len(years) >= 2
-        or words & _TREND_WORDS
-        or any(p.search(low) for p in _TREND_PATTERNS)
-        or (years and _PERCENT.search(query))
-    ):
-        return QueryType.TREND
-    if words & _WH_WORDS:
-        return QueryType.FACT
-    return QueryType.OTHER
-
 
 # ---------------------------------------------------------------------------- plan objects
 
@@ -185,7 +112,7 @@ class Plan:
 
 # ---------------------------------------------------------------------------- rule plan
 
-_STOP = _COMPARE_WORDS | _wordset(
+_STOP = COMPARE_WORDS | wordset(
     "a an the of in on at to for from by with and or but is are was were be been "
     "being do does did has have had it its this that these those as into about "
     "between than then who whom whose what which when where why how please tell me "
@@ -200,9 +127,9 @@ def _norm_word(word: str) -> str:
 
 def _keywords(query: str, drop: Sequence[str] = ()) -> list[str]:
     """Content words of ``query`` in order, minus stop words and the words of ``drop``."""
-    dropped = {_norm_word(w) for phrase in drop for w in _WORD.findall(phrase)}
+    dropped = {_norm_word(w) for phrase in drop for w in joined_words(phrase)}
     out: list[str] = []
-    for word in _WORD.findall(query):
+    for word in joined_words(query):
         folded = _norm_word(word)
         if folded in _STOP or folded in dropped:
             continue
@@ -229,9 +156,12 @@ def _dedupe(items: Sequence[str]) -> list[str]:
     return out
 
 
-def rule_plan(query: str, entities: Sequence[str] = ()) -> Plan:
-    """The deterministic plan: per-entity (COMPARE), per-year (TREND), else question + bridge."""
-    qtype = classify_query_type(query)
+def rule_plan(
+    query: str, entities: Sequence[str] = (), query_type: QueryType | None = None
+) -> Plan:
+    """The deterministic plan: per-entity (COMPARE), per-year (TREND), else question + bridge.
+    ``query_type``: the question's, when it was read already (else classified here)."""
+    qtype = query_type or classify_query_type(query)
     names = _dedupe(entities)[:MAX_PLAN_STEPS]
     if qtype is QueryType.COMPARE and len(names) >= 2:
         rest = " ".join(_keywords(query, drop=names))
@@ -288,13 +218,16 @@ class StepPlanner:
         self.timeout = float(timeout)
         self.meter = meter
 
-    def plan(self, query: str, entities: Sequence[str] = ()) -> Plan:
-        """A plan for ``query``; ``entities`` are the article titles it names, if known."""
+    def plan(
+        self, query: str, entities: Sequence[str] = (), query_type: QueryType | None = None
+    ) -> Plan:
+        """A plan for ``query``; ``entities`` are the article titles it names, if known,
+        ``query_type`` its type when the question was read already."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidArgumentError("query must be a non-empty string")
         if isinstance(entities, str):
             raise InvalidArgumentError("entities must be a sequence of names, not one string")
-        fallback = rule_plan(query, entities)
+        fallback = rule_plan(query, entities, query_type)
         if self.llm is None:
             return fallback
         try:

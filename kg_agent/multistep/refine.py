@@ -7,9 +7,9 @@ the search, and is deterministic, so a refinement step costs no model call.
 from __future__ import annotations
 
 from kg_agent.exceptions import InvalidArgumentError
+from kg_agent.language.tokens import fold, terms
 from kg_agent.multistep.gaps import METRIC_SYNONYMS, GapResult, GapType
 from kg_agent.multistep.planner import MAX_QUERY_CHARS
-from kg_agent.text import fold, terms
 
 __all__ = ["METRIC_SYNONYMS", "refine_query"]
 

@@ -374,7 +374,7 @@ def score_and_rerank(
     if rerank_top_k < 1:
         raise InvalidArgumentError(f"rerank_top_k must be >= 1, got {rerank_top_k}")
     outcome = RelevanceOutcome()
-    items = [dataclasses.replace(ev, scores=dict(ev.scores)) for ev in evidence]
+    items = list(evidence)
     if not items:
         return outcome
 
@@ -414,7 +414,7 @@ def score_and_rerank(
         else:
             outcome.path = "claude"
 
-    ranked: list[tuple[float, int, Evidence]] = []
+    ranked: list[tuple[float, int, Evidence, dict[str, float]]] = []
     below: list[str] = []
     for idx, (ev, llm_score) in enumerate(zip(items, llm_scores, strict=True)):
         relevance = llm_score if llm_score is not None else offline_relevance(ev, question)
@@ -423,13 +423,13 @@ def score_and_rerank(
             outcome.dropped_below_threshold.append(ev.section_id)
             below.append(f"{ev.title} ({relevance:.2f})")
             continue
-        ev.scores["relevance"] = relevance
+        parts = {"relevance": relevance}
         factor = 1.0
         if authority is not None:
             auth = _clamp01(float(authority(ev)))
-            ev.scores["authority"] = auth
+            parts["authority"] = auth
             factor = 1.0 - authority_weight + authority_weight * auth
-        ranked.append((relevance * factor, idx, ev))
+        ranked.append((relevance * factor, idx, ev, parts))
 
     if below:
         outcome.notes.append(
@@ -439,9 +439,8 @@ def score_and_rerank(
     ranked.sort(key=lambda t: (-t[0], t[1]))
     if len(ranked) > rerank_top_k:
         outcome.notes.append(f"kept the top {rerank_top_k} of {len(ranked)} relevant item(s)")
-    for final, _, ev in ranked[:rerank_top_k]:
-        ev.score = final
-        outcome.kept.append(ev)
+    for final, _, ev, parts in ranked[:rerank_top_k]:
+        outcome.kept.append(dataclasses.replace(ev, score=final, scores={**ev.scores, **parts}))
     return outcome
 
 

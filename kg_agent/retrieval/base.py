@@ -1,17 +1,27 @@
 """Typed retrieval results and the :class:`Retriever` base class.
 
-Every retriever (semantic, BM25, multi-query, graph-reranked) returns a
-:class:`RetrievalResult` of :class:`Evidence`, so the agent, the eval harness
-and the reranker compose them without knowing which produced what.
+Every retriever (semantic, BM25, hybrid, graph, multi-step, multi-query) returns a
+:class:`RetrievalResult` of :class:`Evidence`, so the pipeline, the eval harness and
+the stages compose them without knowing which produced what. A retriever is asked
+with a question's text or its :class:`~kg_agent.language.Question` reading (the
+pipeline reads a question once and passes the reading on).
 """
 
 from __future__ import annotations
 
 import abc
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kg_agent.language.question import Question
 from kg_agent.llm.client import UsageMeter
+
+if TYPE_CHECKING:
+    from kg_agent.multistep.trace import MultiStepTrace
+    from kg_agent.store import SectionHit
+
+#: What a retriever is asked: a question's text, or its reading.
+Query = str | Question
 
 
 @dataclass(slots=True)
@@ -37,6 +47,39 @@ class Evidence:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_hit(
+        cls, hit: SectionHit, similarity: float, *, source: str, raw: float | None = None
+    ) -> Evidence:
+        """Evidence for a section a search found: ``similarity`` is its score as this
+        retriever ranks it; ``scores[source]`` keeps ``raw`` (the source's own score,
+        a BM25 score before normalisation) or else the similarity."""
+        sim = float(similarity)
+        return cls(
+            section_id=hit.section_id,
+            title=hit.title,
+            heading=hit.heading,
+            heading_path=hit.heading_path,
+            content=hit.text,
+            similarity=sim,
+            pagerank=hit.pagerank,
+            score=sim,
+            source=source,
+            scores={source: float(raw) if raw is not None else sim},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GraphAnswer:
+    """Rows a Cypher-pack query returned for a structural question."""
+
+    query: str
+    params: dict[str, Any]
+    rows: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "params": dict(self.params), "rows": list(self.rows)}
+
 
 @dataclass(slots=True)
 class RetrievalResult:
@@ -47,8 +90,8 @@ class RetrievalResult:
     entities linked, semantic search off), for traces; ``warnings`` are what the user
     must be told (an LLM step that fell back); ``trace`` lists the steps taken, for
     ``--trace`` and the JSON result; ``usage`` counts the LLM calls made for this
-    result; ``extra`` holds what one retriever alone produces (the multi-step
-    engine's full result, a Cypher pack's rows).
+    result. ``multistep`` is the multi-step retriever's record (its route, plan,
+    steps and the whole pool it gathered), ``graph`` a structural question's rows.
     """
 
     query: str
@@ -58,7 +101,8 @@ class RetrievalResult:
     warnings: list[str] = field(default_factory=list)
     trace: list[dict[str, Any]] = field(default_factory=list)
     usage: UsageMeter | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    multistep: MultiStepTrace | None = None
+    graph: GraphAnswer | None = None
 
     def titles(self) -> list[str]:
         """Distinct article titles in rank order (what passage recall is measured on)."""
@@ -73,17 +117,13 @@ class RetrievalResult:
 
 
 class Retriever(abc.ABC):
-    """Something that turns a query into ranked evidence.
-
-    Subclasses may take keyword-only options after ``top_k`` (the multi-step engine's
-    routing); ``search(query, top_k)`` alone always works.
-    """
+    """Something that turns a query into ranked evidence."""
 
     #: The name traces and eval tables use for this way of finding evidence.
     mode: str = "retriever"
 
     @abc.abstractmethod
-    def search(self, query: str, top_k: int = 10) -> RetrievalResult:
+    def search(self, query: Query, top_k: int = 10) -> RetrievalResult:
         """Return at most ``top_k`` evidence items, best first."""
 
 
@@ -92,6 +132,12 @@ class Retriever(abc.ABC):
 #: then the bridge round's own finds; everything found by text or vector search is 0.
 #: Rerankers reorder within a tier, never across.
 GRAPH_TIERS: dict[str, int] = {"entity": 3, "graph": 2, "bridge_linked": 2, "bridge": 1}
+#: What the graph retriever adds to a similarity in [-1, 1] so that its tiers never
+#: interleave when evidence of several searches is pooled and sorted by score (the
+#: multi-step pool, where a later step's finds are also scaled down). Bridge-round
+#: records carry no offset: they rank below round one's graph tiers by score and are
+#: ordered by their tier only by :class:`~kg_agent.retrieval.stages.TierOrder`.
+SCORE_OFFSETS: dict[str, float] = {"entity": 4.0, "graph": 2.0}
 #: The lowest tier that counts as *graph-found*: kept by the quality filter and by the
 #: multi-step relevance threshold whatever its word overlap with the question (a bridge
 #: passage shares few words with the question by nature).
@@ -101,6 +147,11 @@ GRAPH_FOUND_TIER = 2
 def evidence_tier(ev: Evidence) -> int:
     """Rank tier of ``ev`` (:data:`GRAPH_TIERS`; 0 for text and vector search)."""
     return GRAPH_TIERS.get(ev.source, 0)
+
+
+def score_offset(source: str) -> float:
+    """The offset a graph-tier ``source`` adds to a similarity (:data:`SCORE_OFFSETS`)."""
+    return SCORE_OFFSETS.get(source, 0.0)
 
 
 def is_graph_found(ev: Evidence) -> bool:

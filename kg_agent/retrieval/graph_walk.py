@@ -4,12 +4,13 @@ The ranking is in tiers, because on multi-hop questions the second-hop
 passage is rarely similar to the question ("the director of film X": the
 director's article is about a person, not about X):
 
-1. articles the question names (:class:`QuestionEntityLinker`), by similarity;
+1. articles the question names (its topic entities, linked once by the pipeline's
+   :class:`~kg_agent.language.Question`), by similarity;
 2. articles one link/mention away from those and from the top base hit, plus
    that hit itself, by similarity of their best section to the question;
 3. the rest of the base (hybrid) ranking.
 
-Measured on the three dev sets (``docs/BENCHMARKS.md``) this tiering beats
+Measured on the three dev sets (``docs/notes/retrieval.md``) this tiering beats
 mixing neighbours into the base ranking by score: a neighbour's cosine is
 low exactly when it is the bridge.
 """
@@ -22,30 +23,22 @@ from collections.abc import Sequence
 
 from kg_agent.entities.linker import QuestionEntityLinker
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever, evidence_tier
+from kg_agent.language.question import Question, query_text
+from kg_agent.retrieval.base import (
+    Evidence,
+    Query,
+    RetrievalResult,
+    Retriever,
+    score_offset,
+)
 from kg_agent.retrieval.semantic import SemanticRetriever
 from kg_agent.store import GraphReader, SectionHit
 
-__all__ = ["EntityGraphRetriever", "evidence_tier", "graph_neighbours"]
-
-#: Tier offsets added to a similarity in [-1, 1], so tiers never interleave.
-ENTITY_TIER = 4.0
-NEIGHBOUR_TIER = 2.0
+__all__ = ["EntityGraphRetriever", "graph_neighbours"]
 
 
 def _lexical(hit: SectionHit, similarity: float) -> Evidence:
-    return Evidence(
-        section_id=hit.section_id,
-        title=hit.title,
-        heading=hit.heading,
-        heading_path=hit.heading_path,
-        content=hit.text,
-        similarity=similarity,
-        pagerank=hit.pagerank,
-        score=similarity,
-        source="bm25",
-        scores={"bm25": hit.score},
-    )
+    return Evidence.from_hit(hit, similarity, source="bm25", raw=hit.score)
 
 
 _UNREAD = "unread"
@@ -163,24 +156,30 @@ class EntityGraphRetriever(Retriever):
             out[title] = _lexical(h, 0.0)
         return out
 
-    def search(self, query: str, top_k: int = 10) -> RetrievalResult:
-        base = self.base.search(query, max(self.depth, top_k))
+    def search(self, query: Query, top_k: int = 10) -> RetrievalResult:
+        text = query_text(query)
+        base = self.base.search(text, max(self.depth, top_k))
         t0 = time.perf_counter()
-        entities = self.linker.link(query)
+        # the pipeline's reading has linked the question already (with this linker)
+        entities = (
+            list(query.entities)
+            if isinstance(query, Question) and query.linked
+            else self.linker.link(text)
+        )
         hits = list(dict.fromkeys(e.title for e in base.evidence))[: self.expand_from_top]
         anchors = list(dict.fromkeys([*entities, *hits]))
         neighbours = self.neighbours(anchors)
         second = [t for t in dict.fromkeys([*hits, *neighbours]) if t not in entities]
-        scored = self.score_titles(query, [*entities, *second], lazy=True)
+        scored = self.score_titles(text, [*entities, *second], lazy=True)
         ranked: list[Evidence] = []
-        for tier, titles, source in (
-            (ENTITY_TIER, entities, "entity"),
-            (NEIGHBOUR_TIER, second, "graph"),
-        ):
+        for titles, source in ((entities, "entity"), (second, "graph")):
             items = sorted((scored[t] for t in titles if t in scored), key=lambda e: -e.similarity)
             ranked += [
                 dataclasses.replace(
-                    e, score=tier + e.similarity, source=source, scores={**e.scores, source: 1.0}
+                    e,
+                    score=score_offset(source) + e.similarity,
+                    source=source,
+                    scores={**e.scores, source: 1.0},
                 )
                 for e in items
             ]
@@ -194,7 +193,7 @@ class EntityGraphRetriever(Retriever):
         timings = dict(base.timings)
         timings["graph"] = time.perf_counter() - t0
         return RetrievalResult(
-            query=query,
+            query=text,
             evidence=_read_leads(self.store, ranked, top_k),
             timings=timings,
             notes=[f"entities: {entities}", f"expanded from: {anchors}"],

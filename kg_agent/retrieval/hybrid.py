@@ -13,7 +13,8 @@ import time
 from collections.abc import Sequence
 
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
+from kg_agent.language.question import query_text
+from kg_agent.retrieval.base import Evidence, Query, RetrievalResult, Retriever
 
 __all__ = ["HybridRetriever", "reciprocal_rank_fusion"]
 
@@ -87,7 +88,8 @@ class HybridRetriever(Retriever):
         self.weights = (float(dense_weight), float(keyword_weight))
         self.rrf_k = rrf_k
 
-    def search(self, query: str, top_k: int = 10) -> RetrievalResult:
+    def search(self, query: Query, top_k: int = 10) -> RetrievalResult:
+        query = query_text(query)
         depth = max(self.depth, top_k)
         d = self.dense.search(query, depth)
         t0 = time.perf_counter()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
-from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
-from kg_agent.store import GraphReader, SectionHit
+from kg_agent.language.question import query_text
+from kg_agent.retrieval.base import Evidence, Query, RetrievalResult, Retriever
+from kg_agent.store import GraphReader
 
 __all__ = ["KeywordRetriever", "text_off"]
 
@@ -15,21 +16,6 @@ def text_off(store: GraphReader) -> str:
     return (
         f"keyword search is off: the full-text index of {store.path} is missing; "
         f"'kg-agent reindex --db {store.path}' rebuilds it"
-    )
-
-
-def _evidence(hit: SectionHit, score: float) -> Evidence:
-    return Evidence(
-        section_id=hit.section_id,
-        title=hit.title,
-        heading=hit.heading,
-        heading_path=hit.heading_path,
-        content=hit.text,
-        similarity=score,
-        pagerank=hit.pagerank,
-        score=score,
-        source="bm25",
-        scores={"bm25": hit.score},
     )
 
 
@@ -52,13 +38,17 @@ class KeywordRetriever(Retriever):
         leave it without one: then this retriever finds nothing and says why)."""
         return self.store.has_text_index()
 
-    def search(self, query: str, top_k: int = 10) -> RetrievalResult:
+    def search(self, query: Query, top_k: int = 10) -> RetrievalResult:
+        query = query_text(query)
         t0 = time.perf_counter()
         if not self.enabled:
             return RetrievalResult(query=query, evidence=[], notes=[text_off(self.store)])
         hits = self.store.fts_search(query, top_k) if top_k > 0 else []
         best = max((h.score for h in hits), default=0.0)
-        evidence = [_evidence(h, h.score / best if best > 0 else 0.0) for h in hits]
+        evidence = [
+            Evidence.from_hit(h, h.score / best if best > 0 else 0.0, source="bm25", raw=h.score)
+            for h in hits
+        ]
         return RetrievalResult(
             query=query, evidence=evidence, timings={"search": time.perf_counter() - t0}
         )

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from kg_agent.language.question import query_text
+from kg_agent.language.tokens import STOP_WORDS, content_tokens
 from kg_agent.llm.client import (
     FAST_MODEL,
     LLMClient,
@@ -23,8 +25,8 @@ from kg_agent.llm.client import (
     metered_complete,
     parse_json_reply,
 )
-from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
-from kg_agent.text import STOP_WORDS, content_tokens
+from kg_agent.retrieval.base import Evidence, Query, RetrievalResult, Retriever
+from kg_agent.retrieval.semantic import SemanticRetriever
 
 log = logging.getLogger(__name__)
 
@@ -113,49 +115,55 @@ def offline_variants(question: str, resolve_entities: Callable[[str], list[str]]
     return variants[:N_VARIANTS]
 
 
-def merge_by_title(result_lists: Sequence[Sequence[Evidence]], max_results: int) -> list[Evidence]:
-    """Deduplicate by article title keeping the highest similarity, best first."""
+def merge_by_title(
+    result_lists: Sequence[Sequence[Evidence]], max_results: int, *, by: str = "similarity"
+) -> list[Evidence]:
+    """Deduplicate by article title keeping the best item, best first (``by``:
+    ``"similarity"``, or ``"score"`` for retrievers whose ranking score is not a
+    similarity, such as the graph retriever's tiers)."""
     best: dict[str, Evidence] = {}
     for results in result_lists:
         for ev in results:
             cur = best.get(ev.title)
-            if cur is None or ev.similarity > cur.similarity:
+            if cur is None or getattr(ev, by) > getattr(cur, by):
                 best[ev.title] = ev
-    ranked = sorted(best.values(), key=lambda e: (-e.similarity, e.title))
+    ranked = sorted(best.values(), key=lambda e: (-getattr(e, by), e.title))
     return ranked[: clamp_results(max_results)]
 
 
 class MultiQueryRetriever(Retriever):
-    """The question and two rephrasings searched by ``dense``, best section per article,
-    then the question's own ranking after them (so the quality filter and the reranker
-    have more than one section an article to choose from).
+    """The question and two rephrasings, each searched by ``inner`` (whichever
+    retriever is configured), the best section per article, then ``inner``'s own
+    ranking of the question after them (so the stages have more than one section an
+    article to choose from).
 
     Rephrasings come from Claude when ``llm`` is given (``EXPANSION_MODEL``), else from
     :func:`offline_variants` with ``resolve_entities``; an LLM failure searches the
-    question alone and says so in the result's warnings (logged once).
+    question alone and says so in the result's warnings (logged once). Articles are
+    merged by similarity when ``inner`` ranks by it (dense search, as the original
+    design says), else by ``inner``'s ranking score.
     """
 
     mode = "multi_query"
 
     def __init__(
         self,
-        dense: Retriever,
+        inner: Retriever,
         *,
         resolve_entities: Callable[[str], list[str]],
         llm: LLMClient | None = None,
         model: str = EXPANSION_MODEL,
         llm_timeout: float = 30.0,
     ) -> None:
-        self.dense = dense
+        self.inner = inner
         self.resolve_entities = resolve_entities
         self.llm = llm
         self.model = model
         self.llm_timeout = llm_timeout
+        self.merge_by = "similarity" if isinstance(inner, SemanticRetriever) else "score"
 
-    def fan_out(self, question: str, max_results: int) -> RetrievalResult:
-        """The question and its rephrasings, deduplicated by article (``max_results``
-        clamped to 1..20); ``trace`` says which path wrote the rephrasings."""
-        q = question[:MAX_QUESTION_CHARS]
+    def variants(self, question: str) -> tuple[list[str], str, list[str], UsageMeter]:
+        """The rephrasings of ``question``, who wrote them, warnings and LLM usage."""
         meter = UsageMeter()
         warnings: list[str] = []
         variants: list[str] = []
@@ -163,11 +171,11 @@ class MultiQueryRetriever(Retriever):
         try:
             if self.llm is not None:
                 variants = llm_variants(
-                    q, self.llm, model=self.model, meter=meter, timeout=self.llm_timeout
+                    question, self.llm, model=self.model, meter=meter, timeout=self.llm_timeout
                 )
                 path = "claude"
             else:
-                variants = offline_variants(q, self.resolve_entities)
+                variants = offline_variants(question, self.resolve_entities)
         except LLMError as exc:
             warnings.append(f"query expansion failed ({exc.kind}): searching the question alone")
         except Exception as exc:  # never let expansion break a query
@@ -176,23 +184,34 @@ class MultiQueryRetriever(Retriever):
             )
         for warning in warnings:
             log.warning(warning)
-        out = RetrievalResult(query=question, evidence=[], warnings=warnings, usage=meter)
+        return variants, path, warnings, meter
+
+    def fan_out(self, question: Query, max_results: int) -> RetrievalResult:
+        """The question and its rephrasings, deduplicated by article (``max_results``
+        clamped to 1..20); ``trace`` says which path wrote the rephrasings."""
+        text = query_text(question)
+        q = text[:MAX_QUESTION_CHARS]
+        variants, path, warnings, meter = self.variants(q)
+        out = RetrievalResult(query=text, evidence=[], warnings=warnings, usage=meter)
         lists = []
-        for v in [q, *variants]:
-            found = self.dense.search(v, clamp_results(max_results))
+        # the question itself keeps its reading (linked once), when it was not cut
+        first: Query = question if q == text else q
+        for v in [first, *variants]:
+            found = self.inner.search(v, clamp_results(max_results))
             out.add_timings(found)
             lists.append(found.evidence)
-        out.evidence = merge_by_title(lists, max_results)
+        out.evidence = merge_by_title(lists, max_results, by=self.merge_by)
         info: dict[str, Any] = {"stage": "multi_query", "path": path, "queries": [q, *variants]}
         out.trace.append({**info, "results": len(out.evidence)})
         return out
 
-    def search(self, query: str, top_k: int = 10) -> RetrievalResult:
+    def search(self, query: Query, top_k: int = 10) -> RetrievalResult:
         t0 = time.perf_counter()
         out = self.fan_out(query, min(20, top_k))
-        own = self.dense.search(query, top_k)
+        own = self.inner.search(query, top_k)
         out.add_timings(own)
         seen = {e.section_id for e in out.evidence}
         out.evidence = out.evidence + [e for e in own.evidence if e.section_id not in seen]
+        out.multistep = own.multistep
         out.timings["total"] = time.perf_counter() - t0
         return out

@@ -8,7 +8,7 @@ overlap with the question's content words (up to 0.2); sections under
 
 from __future__ import annotations
 
-from kg_agent.text import STOP_WORDS, content_words
+from kg_agent.language.tokens import STOP_WORDS, content_words
 
 CONTENT_QUALITY_THRESHOLD = 0.3
 MIN_WORDS = 20

@@ -21,7 +21,8 @@ of a multi-hop question) is likelier to matter than an isolated one. So
   ``max_nodes`` articles (a few milliseconds for 2k nodes).
 
 Default weights (:data:`DEFAULT_WEIGHTS`: retrieval 1, global PageRank 0,
-personalised PageRank 0.5, ``hops=1``) come from ``scripts/tune_rerank.py`` on
+personalised PageRank 0.5, ``hops=1``) come from a weight sweep
+(``scripts/tune_rerank.py``, in git at ``e84b41d``; docs/notes/retrieval.md) on
 2WikiMultihopQA (6,119 passages, 2,440 inferred links; 300 dev questions; dense
 top-30 candidates, which hold 73% of the gold titles). Recall of gold titles:
 

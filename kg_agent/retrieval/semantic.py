@@ -6,7 +6,7 @@ an index probe; above it, Kùzu's HNSW index answers with bounded memory.
 ``scripts/bench_query.py --index-recall`` measures the index's recall against
 the exact scan.
 
-Two things keep a warm query fast on a small, busy CPU (docs/BENCHMARKS.md):
+Two things keep a warm query fast on a small, busy CPU (docs/notes/retrieval.md):
 the query is embedded on one torch thread (see :func:`_query_threads`) and the
 scan is a numpy ``einsum`` rather than a BLAS product, whose worker threads must
 be woken for every call. Either wake-up costs milliseconds to hundreds of
@@ -24,8 +24,9 @@ import numpy as np
 
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import InvalidArgumentError, SchemaMismatchError
-from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
-from kg_agent.store import GraphReader, SectionHit
+from kg_agent.language.question import query_text
+from kg_agent.retrieval.base import Evidence, Query, RetrievalResult, Retriever
+from kg_agent.store import GraphReader
 
 EXACT_SCAN_MAX_SECTIONS = 200_000
 
@@ -69,21 +70,6 @@ def _query_threads(embedder: Embedder) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
-
-
-def _evidence(hit: SectionHit, score: float, source: str) -> Evidence:
-    return Evidence(
-        section_id=hit.section_id,
-        title=hit.title,
-        heading=hit.heading,
-        heading_path=hit.heading_path,
-        content=hit.text,
-        similarity=float(score),
-        pagerank=hit.pagerank,
-        score=float(score),
-        source=source,
-        scores={source: float(score)},
-    )
 
 
 class SemanticRetriever(Retriever):
@@ -141,7 +127,8 @@ class SemanticRetriever(Retriever):
         self._last = (query, vec)
         return vec
 
-    def search(self, query: str, top_k: int = 10) -> RetrievalResult:
+    def search(self, query: Query, top_k: int = 10) -> RetrievalResult:
+        query = query_text(query)
         if not self.enabled:
             return RetrievalResult(query=query, evidence=[], notes=[SEMANTIC_OFF])
         t0 = time.perf_counter()
@@ -159,7 +146,7 @@ class SemanticRetriever(Retriever):
             return []
         if self.mode == "index":
             hits = self.store.vector_search(vec, top_k)
-            return [_evidence(h, h.score, "semantic") for h in hits]
+            return [Evidence.from_hit(h, h.score, source="semantic") for h in hits]
         self._load_matrix()
         assert self._ids is not None
         if not self._ids:
@@ -174,7 +161,7 @@ class SemanticRetriever(Retriever):
         ids = [self._ids[i] for i in top]
         rows = self.store.sections_by_ids(ids)
         return [
-            _evidence(rows[sid], float(sims[i]), "semantic")
+            Evidence.from_hit(rows[sid], float(sims[i]), source="semantic")
             for sid, i in zip(ids, top, strict=True)
             if sid in rows
         ]
@@ -207,7 +194,7 @@ class SemanticRetriever(Retriever):
                 best[t] = (float(sims[j]), self._ids[rows[j]])
             hits = self.store.sections_by_ids([sid for _, sid in best.values()])
             return {
-                t: _evidence(hits[sid], sim, "semantic")
+                t: Evidence.from_hit(hits[sid], sim, source="semantic")
                 for t, (sim, sid) in best.items()
                 if sid in hits
             }
@@ -215,5 +202,5 @@ class SemanticRetriever(Retriever):
         for hit, emb in self.store.sections_of_articles(wanted):
             sim = float(np.asarray(emb, dtype=np.float32) @ q)
             if hit.title not in out or sim > out[hit.title].similarity:
-                out[hit.title] = _evidence(hit, sim, "semantic")
+                out[hit.title] = Evidence.from_hit(hit, sim, source="semantic")
         return out

@@ -1,9 +1,10 @@
 """What runs between finding evidence and answering: each a :class:`Stage`.
 
-A stage takes the question and a :class:`RetrievalResult` and returns the result it
-would pass on (``apply``), recording what it did in ``result.trace``. The agent runs
-them in order: the quality filter, the graph rerank (with the tier order applied
-once, here), the top-k cut. Eval modes run the same stages, or none.
+A stage takes the question's reading and a :class:`RetrievalResult` and returns the
+result it passes on (``apply``), recording what it did in ``result.trace``; it never
+edits the evidence it is given (a stage's scores go into copies). The pipeline runs
+them in order; single-step retrieval runs the quality filter, the graph rerank, the
+tier order and the top-k cut. The tier order is applied here and only here.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Protocol
 
+from kg_agent.language.question import Question
 from kg_agent.retrieval.base import Evidence, RetrievalResult, evidence_tier, is_graph_found
 from kg_agent.retrieval.quality import CONTENT_QUALITY_THRESHOLD, score_section_quality
 from kg_agent.retrieval.rerank import GraphReranker
 
-__all__ = ["GraphRerank", "QualityFilter", "Stage", "TopK", "run_stages"]
+__all__ = ["GraphRerank", "QualityFilter", "Stage", "TierOrder", "TopK", "run_stages"]
 
 
 class Stage(Protocol):
@@ -23,13 +25,20 @@ class Stage(Protocol):
 
     name: str
 
-    def apply(self, question: str, result: RetrievalResult) -> RetrievalResult: ...
+    def apply(self, question: Question, result: RetrievalResult) -> RetrievalResult: ...
 
 
-def _passed(
-    result: RetrievalResult, evidence: list[Evidence], entry: dict[str, Any]
+def passed(
+    result: RetrievalResult, evidence: list[Evidence], entry: dict[str, Any] | None
 ) -> RetrievalResult:
-    return dataclasses.replace(result, evidence=evidence, trace=[*result.trace, entry])
+    """``result`` with ``evidence`` instead, and ``entry`` added to its trace."""
+    trace = [*result.trace, entry] if entry is not None else list(result.trace)
+    return dataclasses.replace(result, evidence=evidence, trace=trace)
+
+
+def with_score(ev: Evidence, **scores: float) -> Evidence:
+    """A copy of ``ev`` with ``scores`` added to its score components."""
+    return dataclasses.replace(ev, scores={**ev.scores, **scores})
 
 
 class QualityFilter:
@@ -47,13 +56,15 @@ class QualityFilter:
     def __init__(self, threshold: float = CONTENT_QUALITY_THRESHOLD) -> None:
         self.threshold = threshold
 
-    def apply(self, question: str, result: RetrievalResult) -> RetrievalResult:
+    def apply(self, question: Question, result: RetrievalResult) -> RetrievalResult:
+        scored = [
+            with_score(ev, quality=score_section_quality(ev.content, question.text))
+            for ev in result.evidence
+        ]
         kept = []
         exempt = 0
-        for ev in result.evidence:
-            q = score_section_quality(ev.content, question)
-            ev.scores["quality"] = q
-            if q >= self.threshold:
+        for ev in scored:
+            if ev.scores["quality"] >= self.threshold:
                 kept.append(ev)
             elif is_graph_found(ev):
                 kept.append(ev)
@@ -61,31 +72,40 @@ class QualityFilter:
         entry = {
             "stage": self.name,
             "kept": len(kept),
-            "dropped": len(result.evidence) - len(kept),
+            "dropped": len(scored) - len(kept),
             "kept_by_graph": exempt,
             "threshold": self.threshold,
         }
-        return _passed(result, kept or list(result.evidence), entry)
+        return passed(result, kept or scored, entry)
 
 
 class GraphRerank:
-    """Retrieval score, global and personalised PageRank (:class:`GraphReranker`), then
-    the tier order: evidence named in the question, then its neighbours, then the rest
-    (:func:`~kg_agent.retrieval.base.evidence_tier`). PageRank reorders within a tier,
-    never across; for evidence found by search alone (one tier) the order is the rerank's.
-    """
+    """Retrieval score, global and personalised PageRank (:class:`GraphReranker`).
+    Put before :class:`TierOrder`, it orders evidence within each tier."""
 
     name = "rerank"
 
     def __init__(self, reranker: GraphReranker) -> None:
         self.reranker = reranker
 
-    def apply(self, question: str, result: RetrievalResult) -> RetrievalResult:
+    def apply(self, question: Question, result: RetrievalResult) -> RetrievalResult:
         ranked = self.reranker.rerank(result.evidence)
-        tiered = any(evidence_tier(e) for e in ranked)
-        ranked.sort(key=lambda e: -evidence_tier(e))  # stable: the rerank within a tier
-        entry = {"stage": self.name, "weights": self.reranker.describe(), "within_tiers": tiered}
-        return _passed(result, ranked, entry)
+        entry = {"stage": self.name, "weights": self.reranker.describe()}
+        return passed(result, ranked, entry)
+
+
+class TierOrder:
+    """Evidence named in the question first, then its graph neighbours (and linked
+    bridge finds), then the bridge round's own finds, then what search found
+    (:data:`~kg_agent.retrieval.base.GRAPH_TIERS`). A stable sort: the order within a
+    tier is the previous stage's. The product's only ordering by tier."""
+
+    name = "tier_order"
+
+    def apply(self, question: Question, result: RetrievalResult) -> RetrievalResult:
+        tiered = any(evidence_tier(e) for e in result.evidence)
+        ranked = sorted(result.evidence, key=lambda e: -evidence_tier(e))
+        return passed(result, ranked, {"stage": self.name, "tiered": tiered})
 
 
 class TopK:
@@ -96,11 +116,11 @@ class TopK:
     def __init__(self, k: int) -> None:
         self.k = k
 
-    def apply(self, question: str, result: RetrievalResult) -> RetrievalResult:
-        return dataclasses.replace(result, evidence=result.evidence[: self.k])
+    def apply(self, question: Question, result: RetrievalResult) -> RetrievalResult:
+        return passed(result, result.evidence[: self.k], None)
 
 
-def run_stages(question: str, result: RetrievalResult, stages: list[Stage]) -> RetrievalResult:
+def run_stages(question: Question, result: RetrievalResult, stages: list[Stage]) -> RetrievalResult:
     for stage in stages:
         result = stage.apply(question, result)
     return result

@@ -2,31 +2,33 @@
 named read-only query of a Cypher pack, with the question's entities as parameters.
 
 A :class:`Retriever` like the others, but what it finds is rows, not sections: its
-result has no evidence, the rows go in ``extra["graph"]`` and the agent puts them
-before the answer. A question of no structural form finds nothing here and costs a
-few regular expressions.
+result has no evidence, the rows go in ``graph`` and the pipeline puts them before
+the answer. Which questions are structural is read by
+:mod:`kg_agent.language.intent` (the question's ``intent``); a question of no
+structural form finds nothing here.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from kg_agent.cypher_packs import (
     CypherPack,
     CypherPackError,
-    bind_intent,
     default_pack_dir,
     load_packs,
     run_query,
-    structural_intent,
 )
 from kg_agent.entities import EntityResolver
-from kg_agent.retrieval.base import RetrievalResult, Retriever
-from kg_agent.store import GraphStore
+from kg_agent.language.intent import StructuralIntent
+from kg_agent.language.question import as_question
+from kg_agent.retrieval.base import GraphAnswer, Query, RetrievalResult, Retriever
+from kg_agent.store import GraphReader, GraphStore
 
-__all__ = ["StructuralRetriever"]
+__all__ = ["StructuralRetriever", "bind_intent", "format_graph_answer", "resolve_entities"]
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +51,12 @@ class StructuralRetriever(Retriever):
             Path(pack_path) if pack_path else default_pack_dir()
         )
 
-    def search(self, query: str, top_k: int = 10) -> RetrievalResult:
-        """``extra["graph"]`` is ``{"query", "params", "rows"}`` when the question has a
-        structural form whose entities are all in the graph (and the pack ran)."""
-        out = RetrievalResult(query=query, evidence=[])
-        intent = structural_intent(query)
+    def search(self, query: Query, top_k: int = 10) -> RetrievalResult:
+        """``graph`` holds the query's rows when the question has a structural form
+        whose entities are all in the graph (and the pack ran)."""
+        question = as_question(query)
+        out = RetrievalResult(query=question.text, evidence=[])
+        intent = question.intent
         if intent is None:
             return out
         params = bind_intent(self.store, intent, resolver=self.resolver)
@@ -72,7 +75,7 @@ class StructuralRetriever(Retriever):
         except Exception as exc:
             log.warning("cypher pack %s failed: %s", intent.query, exc)
             return out
-        out.extra["graph"] = {"query": intent.query, "params": params, "rows": rows}
+        out.graph = GraphAnswer(intent.query, params, rows)
         return out
 
     def run(self, name: str, pack: str | None = None, **params: Any) -> list[dict[str, Any]]:
@@ -89,3 +92,36 @@ class StructuralRetriever(Retriever):
                 return p
         known = sorted(q.name for p in self.packs.values() for q in p)
         raise CypherPackError(f"no pack query named {name!r}; known: {', '.join(known)}")
+
+
+def resolve_entities(
+    store: GraphReader, names: Sequence[str], *, kind: Literal["article", "category"] = "article"
+) -> list[str | None]:
+    """Canonical graph names for ``names`` (None where nothing fits), in order
+    (:meth:`~kg_agent.entities.EntityResolver.resolve`)."""
+    return EntityResolver(store).resolve_all(names, kind=kind)
+
+
+def bind_intent(
+    store: GraphReader, intent: StructuralIntent, *, resolver: EntityResolver | None = None
+) -> dict[str, str] | None:
+    """Pack parameters for ``intent`` once every entity resolves; None if one does not.
+
+    ``resolver``: one already built over ``store`` (else one is made for the call)."""
+    if resolver is None:
+        resolved = resolve_entities(store, intent.entities, kind=intent.entity_kind)
+    else:
+        resolved = resolver.resolve_all(intent.entities, kind=intent.entity_kind)
+    if any(r is None for r in resolved):
+        return None
+    return intent.bind([r for r in resolved if r is not None])
+
+
+def format_graph_answer(graph: GraphAnswer) -> str:
+    """The rows as one line, put before the answer (ten at most)."""
+    rows = graph.rows
+    if not rows:
+        return f"Graph ({graph.query}): no result in the graph."
+    shown = "; ".join(", ".join(f"{k}={v}" for k, v in row.items()) for row in rows[:10])
+    more = f" (+{len(rows) - 10} more)" if len(rows) > 10 else ""
+    return f"Graph ({graph.query}): {shown}{more}"

@@ -40,7 +40,7 @@ SECTION_CHARS = 1000
 #: Evidence sections at most: the pipeline ranks 30 candidates by default.
 MAX_TOP_K = 30
 
-Retrieval = Literal["graph", "hybrid", "dense", "bm25"]
+Retrieval = Literal["graph", "hybrid", "dense", "bm25", "multistep"]
 
 Question = Annotated[
     str,
@@ -59,7 +59,8 @@ RetrievalMode = Annotated[
         description=(
             "How evidence is found: 'graph' (entities in the question, their linked "
             "articles, then hybrid search; the default), 'hybrid' (embeddings + keywords), "
-            "'dense' (embeddings only) or 'bm25' (keywords only)."
+            "'dense' (embeddings only), 'bm25' (keywords only) or 'multistep' (plans "
+            "and runs several searches for a multi-hop question; slower)."
         )
     ),
 ]

@@ -7,11 +7,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kg_agent.agent import MAX_QUESTION_LENGTH
+from kg_agent.language.question import MAX_QUESTION_LENGTH
 
 __all__ = ["AskRequest", "CypherRequest", "SearchRequest"]
 
-Retrieval = Literal["graph", "hybrid", "dense", "bm25"]
+Retrieval = Literal["graph", "hybrid", "dense", "bm25", "multistep"]
 
 
 class _Strict(BaseModel):
@@ -28,9 +28,9 @@ class SearchRequest(_Strict):
     retrieval: Retrieval = Field(
         "graph",
         description="graph (the question's entities and their neighbours, then hybrid), "
-        "hybrid (dense + BM25), dense or bm25.",
+        "hybrid (dense + BM25), dense, bm25 or multistep (the multi-step retriever).",
     )
-    multistep: bool = Field(False, description="Run the multi-step engine.")
+    multistep: bool = Field(False, description="Shorthand for retrieval=multistep.")
 
 
 class AskRequest(SearchRequest):

@@ -19,23 +19,19 @@ import asyncio
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from kg_agent.agent import (
-    MAX_QUESTION_LENGTH,
-    KnowledgeGraphAgent,
-    QueryEventHandler,
-    answer_question,
-    check_question,
-)
+from kg_agent.agent import KnowledgeGraphAgent
 from kg_agent.config import AgentConfig
 from kg_agent.cypher_packs import CypherPack, CypherPackError, default_pack_dir, load_packs
 from kg_agent.exceptions import InvalidArgumentError, KGAgentError
-from kg_agent.pipeline import QueryPipeline, build_pipeline
+from kg_agent.language.question import MAX_QUESTION_LENGTH, check_question
+from kg_agent.pipeline import QueryPipeline
+from kg_agent.result import QueryEventHandler
+from kg_agent.retrieval.base import evidence_tier
 from kg_agent.serve.paths import evidence_path
 
 __all__ = ["GraphService", "NotFound", "ServeOptions", "ServiceBusy", "ServiceTimeout"]
@@ -44,11 +40,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+#: How ``/v1/search`` names an evidence item's tier (``retrieval/base.py: GRAPH_TIERS``).
 _TIER_NAMES = {3: "named", 2: "linked", 1: "bridge", 0: "search"}
-
-#: Pipelines kept for per-request options (retrieval mode, top_k, …); each is cheap to
-#: build but a Claude one loads few-shot examples, so the recent ones are reused.
-_PIPELINE_CACHE = 32
 
 
 class ServiceBusy(KGAgentError):
@@ -145,8 +138,6 @@ class GraphService:
         self._pool = ThreadPoolExecutor(self.options.workers, thread_name_prefix="kg-serve")
         self._admitted = 0
         self._admit_lock = threading.Lock()
-        self._pipelines: OrderedDict[AgentConfig, QueryPipeline] = OrderedDict()
-        self._pipelines_lock = threading.Lock()
         self._stats: dict[str, Any] | None = None
         self.started = time.time()
         self.counters = {"requests": 0, "errors": 0, "busy": 0, "timeouts": 0}
@@ -240,26 +231,10 @@ class GraphService:
 
     # ------------------------------------------------------------------ operations
     def pipeline(self, **changes: Any) -> QueryPipeline:
-        """The agent's pipeline with per-request ``changes`` to its configuration (a
-        ``top_k`` over the configured candidates raises the candidates with it)."""
-        base = self.agent.config
-        top_k = changes.get("top_k", base.top_k)
-        if top_k > changes.get("candidates", base.candidates):
-            changes["candidates"] = top_k
-        config = base.replace(**changes) if changes else base
-        if config == self.agent.config:
-            return self.agent.pipeline
-        with self._pipelines_lock:
-            found = self._pipelines.get(config)
-            if found is not None:
-                self._pipelines.move_to_end(config)
-                return found
-        built = build_pipeline(self.agent.components, config)
-        with self._pipelines_lock:
-            self._pipelines[config] = built
-            while len(self._pipelines) > _PIPELINE_CACHE:
-                self._pipelines.popitem(last=False)
-        return built
+        """The agent's pipeline with per-request ``changes`` to its configuration
+        (``multistep``/``route`` as for ``query()``; a ``top_k`` over the configured
+        candidates raises the candidates with it); built once per configuration."""
+        return self.agent.components.pipeline(self.agent.configured(**changes))
 
     def check(self, question: str) -> str:
         q = check_question(question)
@@ -281,15 +256,8 @@ class GraphService:
     ) -> dict[str, Any]:
         """``query()`` as JSON; ``changes`` are :class:`AgentConfig` fields for this one."""
         q = self.check(question)
-        pipeline = self.pipeline(**changes)
-        result = answer_question(
-            pipeline,
-            q,
-            multistep=multistep or route is not None,
-            route=route,
-            on_event=on_event,
-        )
-        out = result.to_dict()
+        pipeline = self.pipeline(multistep=multistep or None, route=route, **changes)
+        out = pipeline.run(q, on_event).to_dict()
         out["evidence_path"] = evidence_path(self.agent.store, out)
         return out
 
@@ -306,18 +274,20 @@ class GraphService:
         changes: dict[str, Any] = {"top_k": top_k}
         if retrieval is not None:
             changes["retrieval"] = retrieval
-        pipeline = self.pipeline(**changes)
+        pipeline = self.pipeline(multistep=multistep or None, **changes)
         t0 = time.perf_counter()
-        found = pipeline.retrieve(q, multistep=multistep)
-        ranked = pipeline.rank(q, found)
+        ranked = pipeline.search(q)
         return {
             "question": q,
             "retrieval": pipeline.config.retrieval,
-            "evidence": [dict(ev.to_dict(), rank=i) for i, ev in enumerate(ranked.evidence, 1)],
+            "evidence": [
+                dict(ev.to_dict(), rank=i, tier=_TIER_NAMES[evidence_tier(ev)])
+                for i, ev in enumerate(ranked.evidence, 1)
+            ],
             "trace": ranked.trace,
-            "warnings": found.warnings,
+            "warnings": ranked.warnings,
             "timings": {
-                **{k: round(v, 4) for k, v in found.timings.items()},
+                **{k: round(v, 4) for k, v in ranked.timings.items()},
                 "total": round(time.perf_counter() - t0, 4),
             },
         }

@@ -401,7 +401,7 @@ class GraphStore(GraphReads, VectorWrites):
         self.set_meta(schema_version=SCHEMA_VERSION, model=model, dimension=str(dimension))
 
     def add_article_revision_columns(self) -> None:
-        """Schema 2 → 3 (see :mod:`kg_agent.store.upgrade`)."""
+        """Schema 2 → 3 (see :mod:`kg_agent.ingest.upgrade`)."""
         self._run("ALTER TABLE Article ADD revision INT64")
         self._run("ALTER TABLE Article ADD digest STRING")
 

@@ -157,75 +157,16 @@ def sync_text_index(store: GraphStore, source: TextSource, *, progress: bool = T
     index.reload()
 
 
-_LINKER_POOL_MB = 512
-
-
-def save_linker(store: GraphStore) -> bool:
-    """Build the question entity linker and save it with the generation, so a query
-    process loads it (1M titles: ~3 s) rather than building it (~25 s). Skipped above
-    the size where the linker uses the full-text fallback; returns whether it saved."""
-    from kg_agent.entities.linker import QuestionEntityLinker
-
-    path = store.linker_path()
-    linker = QuestionEntityLinker(store)
-    if path is None or not linker.uses_automaton():
-        return False
-    linker.save(path)
-    return True
-
-
-def save_linker_apart(db_path: str) -> bool:
-    """:func:`save_linker` from a read-only open with a small buffer pool: after a bulk
-    write, so that the writer's pool and the linker's build are never both in memory."""
-    with GraphStore.open(db_path, read_only=True, buffer_pool_mb=_LINKER_POOL_MB) as store:
-        return save_linker(store)
-
-
-def save_linker_changes_apart(db_path: str) -> bool:
-    """After a write that changed names: the saved linker brought up to the graph by an
-    overlay of what changed when it can take one, else built again (as
-    :func:`save_linker_apart`). Returns whether an overlay was saved."""
-    from kg_agent.entities.linker import QuestionEntityLinker
-
-    with GraphStore.open(db_path, read_only=True, buffer_pool_mb=_LINKER_POOL_MB) as store:
-        path = store.linker_path()
-        linker = QuestionEntityLinker(store)
-        if path is None or not linker.uses_automaton():
-            return False
-        return linker.save_changes(path)
-
-
-def linker_key(store: GraphStore) -> str | None:
-    """The key a saved linker of the graph must have now (None: a graph too large for
-    the automaton, whose questions use the full-text fallback)."""
-    from kg_agent.entities.linker import QuestionEntityLinker
-
-    linker = QuestionEntityLinker(store)
-    n = store.count_articles()  # counted once, for both questions
-    return linker.key(n) if n <= linker.max_titles else None
-
-
-def carry_linker_over(db_path: str, was: str) -> bool:
-    """After a write that changed no name (title or redirect): the saved linker, if it
-    was built for the key ``was``, re-labelled for the graph as it is now, not rebuilt."""
-    from kg_agent.entities.linker import carry_over
-
-    with GraphStore.open(db_path, read_only=True, buffer_pool_mb=_LINKER_POOL_MB) as store:
-        path = store.linker_path()
-        now = linker_key(store)
-    return path is not None and now is not None and carry_over(path, was, now)
-
-
 def finalize_indexes(
     store: GraphStore,
     *,
     text: Callable[[], object] | None = None,
     links: LinkChanges | None = None,
     progress: bool = True,
-    linker: bool = True,
 ) -> dict[str, float]:
     """Build what the graph still owes: vector index, text index, PageRank, article and
-    link tables, and the saved entity linker.
+    link tables (the saved entity linker is the caller's: :mod:`kg_agent.entities.saved`,
+    once the writer's buffer pool is gone).
 
     ``text`` updates the text index for this load (else it is rebuilt from the
     graph when missing); ``links`` says what it did to the links, so that the link
@@ -253,7 +194,5 @@ def finalize_indexes(
         step("article_table", lambda: store.write_article_table(articles))
     finally:
         articles.unlink(missing_ok=True)
-    if linker:
-        step("entity_linker", lambda: save_linker(store))
     store.set_meta(indexes_stale="0", pagerank_done="1")
     return timings

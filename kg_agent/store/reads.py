@@ -163,7 +163,7 @@ class GraphReads:
     def deleted_share(self) -> float:
         """The share of the main index's vectors deleted since it was built: Kùzu's
         search never walks through a deleted row, so past half the index strands
-        queries (:data:`~kg_agent.ingest.maintain.MAX_DELETED_SHARE`). 0 when unknown
+        queries (:data:`~kg_agent.ingest.compact.MAX_DELETED_SHARE`). 0 when unknown
         (an index built before the count was kept)."""
         built = int(self.meta().get("indexed_vectors") or 0)
         if not built:

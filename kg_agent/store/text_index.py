@@ -1,7 +1,7 @@
 """BM25 full-text search over sections and article titles, on tantivy.
 
 Why not Kùzu's own full-text index: measured on this project's 2-core, 24 GiB
-machine (``docs/BENCHMARKS.md``, "Text index"), building Kùzu 0.11.3's FTS over
+machine (``docs/notes/retrieval.md``), building Kùzu 0.11.3's FTS over
 1M sections of 160 words took 310 s, 15.9 GB of RSS and 6.6 GB of disk, and a
 query took 80-380 ms; a graph of 1M articles has ~6M sections, which it cannot
 index in 24 GiB at all (the 100k-article load failed with "buffer pool is full").

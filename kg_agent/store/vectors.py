@@ -16,8 +16,8 @@ or another, never two. Nothing is ever inserted into a built HNSW index:
   ``CREATE_VECTOR_INDEX`` builds from all the vectors at once has never done that (it
   may, as any HNSW graph, leave a lone node no search reaches: one of 183 once).
 * The inserts cost ~1 s a ``COPY`` plus ~5 ms a vector at 10k articles and ~20 ms at
-  100k (docs/BENCHMARKS.md, scripts/bench_vector_inserts.py): 20,000 of them, ~100 s and
-  ~400 s.
+  100k (docs/notes/updates.md; scripts/bench_vector_inserts.py at e84b41d): 20,000 of them,
+  ~100 s and ~400 s.
 
 So once more than :data:`MAX_UNINDEXED` wait, the update (or load) that passed the mark
 **folds** them (:meth:`VectorWrites.fold_unindexed`): a second, smaller index, the
@@ -25,7 +25,7 @@ So once more than :data:`MAX_UNINDEXED` wait, the update (or load) that passed t
 its own vectors and the waiting ones, and search asks both indexes. A fold costs what
 updates wrote since the last compaction, not what the graph holds. Once the recent index
 would hold more than a quarter of the main one's vectors, the update compacts the graph
-instead (``ingest/maintain.py``), which builds one index from all of them, as
+instead (``ingest/compact.py``), which builds one index from all of them, as
 ``kg-agent compact`` and ``kg-agent embed`` do.
 """
 
@@ -48,7 +48,7 @@ __all__ = [
 
 #: Vectors that wait outside the indexes before an update folds them into the recent
 #: index: 20,000 add ~12 ms to a search on 2 cores, whose own cost is ~15 ms
-#: (scripts/bench_vector_inserts.py).
+#: (scripts/bench_vector_inserts.py at e84b41d).
 MAX_UNINDEXED = 20_000
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kg_agent.exceptions import KGAgentError, one_line
-from kg_agent.text import STOP_WORDS, words
+from kg_agent.language.tokens import STOP_WORDS, words
 
 if TYPE_CHECKING:
     from kg_agent.embedding import Embedder, FloatArray

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import abc
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kg_agent.answering import OfflineReading, read_evidence
 from kg_agent.answering.reader import MAX_ANSWER_WORDS, SUPPORT_THRESHOLD
+from kg_agent.language.question import Question, query_text
 from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, metered_complete, metered_stream
 from kg_agent.retrieval.base import Evidence
 from kg_agent.synthesis.claude import (
@@ -37,7 +39,16 @@ __all__ = [
     "Synthesis",
     "Synthesizer",
     "claude_prompt",
+    "strip_citations",
 ]
+
+_CITE_MARK = re.compile(r"\s*\[\d{1,3}\]")
+
+
+def strip_citations(text: str) -> str:
+    """``text`` without its ``[n]`` marks (a short answer is shown without them)."""
+    return _CITE_MARK.sub("", text).strip()
+
 
 log = logging.getLogger(__name__)
 
@@ -63,21 +74,22 @@ class Synthesis:
 
 
 def claude_prompt(
-    question: str,
+    question: str | Question,
     evidence: Sequence[Evidence],
     numbering: MultiDocSynthesizer,
     fewshot: FewShotManager | None = None,
 ) -> tuple[NumberedEvidence, str]:
     """The numbered evidence and the prompt Claude is sent for it (with the offline
     reader's evidence check, so Claude is told when the graph likely lacks the answer)."""
+    text = query_text(question)
     numbered = numbering.number(evidence)
     examples = ""
     if fewshot is not None:
-        examples = format_examples(fewshot.select(question, k=2))
+        examples = format_examples(fewshot.select(text, k=2))
     chain = chain_text(numbered.items)
     reading = read_evidence(question, numbered.items)
     check = support_note(reading.support, SUPPORT_THRESHOLD) if numbered.items else ""
-    return numbered, build_prompt(question, numbered.text, examples, chain, check)
+    return numbered, build_prompt(text, numbered.text, examples, chain, check)
 
 
 def _from_reading(reading: OfflineReading, numbered: NumberedEvidence) -> Synthesis:
@@ -101,7 +113,7 @@ class Synthesizer(abc.ABC):
     @abc.abstractmethod
     def synthesize(
         self,
-        question: str,
+        question: str | Question,
         evidence: Sequence[Evidence],
         on_text: Callable[[str], None] | None = None,
     ) -> Synthesis:
@@ -120,7 +132,7 @@ class ExtractiveSynthesizer(Synthesizer):
 
     def synthesize(
         self,
-        question: str,
+        question: str | Question,
         evidence: Sequence[Evidence],
         on_text: Callable[[str], None] | None = None,
     ) -> Synthesis:
@@ -152,13 +164,15 @@ class ClaudeSynthesizer(Synthesizer):
         self.max_tokens = max_tokens
         self.fallback = ExtractiveSynthesizer(self.numbering, max_words=answer_words)
 
-    def context(self, question: str, evidence: Sequence[Evidence]) -> tuple[NumberedEvidence, str]:
+    def context(
+        self, question: str | Question, evidence: Sequence[Evidence]
+    ) -> tuple[NumberedEvidence, str]:
         """The numbered evidence and the whole prompt (few-shot examples included)."""
         return claude_prompt(question, evidence, self.numbering, self.fewshot)
 
     def synthesize(
         self,
-        question: str,
+        question: str | Question,
         evidence: Sequence[Evidence],
         on_text: Callable[[str], None] | None = None,
     ) -> Synthesis:

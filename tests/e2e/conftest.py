@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -11,6 +12,9 @@ from kg_agent.cli import SAMPLE_DUMP
 from kg_agent.embedding import Embedder
 from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source
 from kg_agent.store import GraphStore
+
+if TYPE_CHECKING:
+    from kg_agent.agent import KnowledgeGraphAgent
 
 ENWIKI = "wiki/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 LATGALIAN = "wiki/smallwiki-latest-pages-articles.xml"
@@ -95,3 +99,31 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.support.models import make_tiny_model
 
     return make_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
+
+
+#: The environment variables that would give an agent a Claude key or endpoint.
+ANTHROPIC_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+
+
+@pytest.fixture(scope="module")
+def no_key() -> Iterator[None]:
+    """No Anthropic credentials in the environment for the whole module."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ANTHROPIC_ENV:
+            mp.delenv(name, raising=False)
+        yield
+
+
+@pytest.fixture(scope="module")
+def sample_db(sample_graph: tuple[Path, LoadReport]) -> str:
+    """The bundled sample's session graph, as a path string."""
+    return str(sample_graph[0])
+
+
+@pytest.fixture(scope="module")
+def sample_agent(sample_db: str, embedder: Embedder, no_key: None) -> Iterator[KnowledgeGraphAgent]:
+    """An offline agent over the sample graph, shared by a module's tests."""
+    from kg_agent.agent import KnowledgeGraphAgent
+
+    with KnowledgeGraphAgent(sample_db, embedder=embedder) as a:
+        yield a

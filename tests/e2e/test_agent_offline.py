@@ -20,7 +20,7 @@ from kg_agent.agent import MAX_QUESTION_LENGTH, KnowledgeGraphAgent, QueryResult
 from kg_agent.cypher_packs import CypherPackError
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import DatabaseNotFoundError, InvalidArgumentError
-from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source
+from kg_agent.ingest.pipeline import LoadOptions, load_source
 from kg_agent.retrieval.quality import CONTENT_QUALITY_THRESHOLD, score_section_quality
 from kg_agent.retrieval.semantic import SemanticRetriever
 from kg_agent.synthesis.extractive import EXTRACTIVE_LABEL
@@ -29,28 +29,17 @@ QUESTIONS_FILE = Path(kg_agent.__file__).parent / "data" / "sample" / "questions
 QUESTIONS: list[dict[str, Any]] = [
     json.loads(line) for line in QUESTIONS_FILE.read_text(encoding="utf-8").splitlines() if line
 ]
-ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
 CITE = re.compile(r"\[(\d+)\]")
 
 
 @pytest.fixture(scope="module")
-def no_key() -> Iterator[None]:
-    """No Anthropic credentials in the environment for the whole module."""
-    with pytest.MonkeyPatch.context() as mp:
-        for name in ENV_KEYS:
-            mp.delenv(name, raising=False)
-        yield
+def db(sample_db: str) -> str:
+    return sample_db
 
 
 @pytest.fixture(scope="module")
-def db(sample_graph: tuple[Path, LoadReport]) -> str:
-    return str(sample_graph[0])
-
-
-@pytest.fixture(scope="module")
-def agent(db: str, embedder: Embedder, no_key: None) -> Iterator[KnowledgeGraphAgent]:
-    with KnowledgeGraphAgent(db, embedder=embedder) as a:
-        yield a
+def agent(sample_agent: KnowledgeGraphAgent) -> KnowledgeGraphAgent:
+    return sample_agent
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +156,7 @@ def test_no_key_means_offline(agent: KnowledgeGraphAgent, answers: dict[str, Que
         assert r.warnings == []
         assert r.usage["calls"] == 0 and r.usage["failures"] == 0
         stages = [s["stage"] for s in r.trace]
-        assert stages == ["retrieve", "quality_filter", "rerank", "synthesis"]
+        assert stages == ["retrieve", "quality_filter", "rerank", "tier_order", "synthesis"]
         assert {"retrieve", "rerank", "synthesis", "total"} <= set(r.timings)
 
 
@@ -277,7 +266,11 @@ def test_use_enhancements_false_switches_off_all_three(
 ) -> None:
     cfg = plain_agent.config
     assert not cfg.reranker and not cfg.multidoc and not cfg.fewshot
-    assert [s.name for s in plain_agent.pipeline.stages] == ["quality_filter", "top_k"]
+    assert [s.name for s in plain_agent.pipeline.stages] == [
+        "quality_filter",
+        "tier_order",
+        "top_k",
+    ]
     q = "Which high-level programming language was designed by the engineer who built the Z3?"
     r = plain_agent.query(q)
     assert "rerank" not in [s["stage"] for s in r.trace]
@@ -323,12 +316,12 @@ def test_each_enable_flag_switches_off_one(
 # --------------------------------------------------------------- quality filter on articles
 
 
-def test_fetch_source_text_drops_low_quality_sections(agent: KnowledgeGraphAgent) -> None:
+def test_source_texts_drops_low_quality_sections(agent: KnowledgeGraphAgent) -> None:
     # "Mark I" is a disambiguation page: two one-line sections and one list of 51 words;
     # "Manchester Baby" ends with a five-word "See also".
     question = "Which Mark I machines were built in Manchester?"
-    whole = agent._fetch_source_text(["Mark I", "Manchester Baby"])
-    filtered = agent._fetch_source_text(["Mark I", "Manchester Baby"], question=question)
+    whole = agent.source_texts(["Mark I", "Manchester Baby"])
+    filtered = agent.source_texts(["Mark I", "Manchester Baby"], question=question)
     assert list(whole) == list(filtered) == ["Mark I", "Manchester Baby"]
     mark_sections = agent.store.article_sections("Mark I")
     kept = [s["text"] for s in mark_sections if score_section_quality(s["text"], question) >= 0.3]
@@ -343,29 +336,29 @@ def test_fetch_source_text_drops_low_quality_sections(agent: KnowledgeGraphAgent
     assert len(filtered["Manchester Baby"]) < len(whole["Manchester Baby"])
 
 
-def test_fetch_source_text_dedupes_titles_and_honours_max_articles(
+def test_source_texts_dedupes_titles_and_honours_max_articles(
     agent: KnowledgeGraphAgent,
 ) -> None:
     titles = ["ENIAC", "ENIAC", "EDVAC", "Konrad Zuse", "IBM", "COBOL", "London"]
-    out = agent._fetch_source_text(titles, max_articles=3)
+    out = agent.source_texts(titles, max_articles=3)
     assert list(out) == ["ENIAC", "EDVAC", "Konrad Zuse"]
-    assert agent._fetch_source_text(["No such article"], question="anything at all") == {}
+    assert agent.source_texts(["No such article"], question="anything at all") == {}
 
 
-def test_fetch_source_text_global_fallback_on_the_sample_graph(
+def test_source_texts_global_fallback_on_the_sample_graph(
     agent: KnowledgeGraphAgent, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Every sample article has a section above 0.3, so raise the bar to make whole
     # articles fail it. Sections here: Mark I 8/51/11 words, Konrad Zuse at most 68
     # words (0.404), Turing machine one of 94 words (0.482).
-    monkeypatch.setattr("kg_agent.agent.CONTENT_QUALITY_THRESHOLD", 0.45)
+    monkeypatch.setattr(KnowledgeGraphAgent, "CONTENT_QUALITY_THRESHOLD", 0.45)
     question = "xylophone quartz"  # no keyword overlap: length decides
     # Nothing passes anywhere: one global fallback returns every article whole.
-    out = agent._fetch_source_text(["Mark I", "Konrad Zuse"], question=question)
-    assert out == agent._fetch_source_text(["Mark I", "Konrad Zuse"])
+    out = agent.source_texts(["Mark I", "Konrad Zuse"], question=question)
+    assert out == agent.source_texts(["Mark I", "Konrad Zuse"])
     assert set(out) == {"Mark I", "Konrad Zuse"}
     # One article passes: the other is dropped, not refilled from its whole text.
-    out = agent._fetch_source_text(["Mark I", "Turing machine"], question=question)
+    out = agent.source_texts(["Mark I", "Turing machine"], question=question)
     assert list(out) == ["Turing machine"]
     longest = max(agent.store.article_sections("Turing machine"), key=lambda s: s["word_count"])
     assert out["Turing machine"] == longest["text"]
@@ -403,23 +396,36 @@ def stub_agent(
         yield a
 
 
-def test_fetch_source_text_fallback_at_the_real_threshold(stub_agent: KnowledgeGraphAgent) -> None:
+def test_source_texts_fallback_at_the_real_threshold(stub_agent: KnowledgeGraphAgent) -> None:
     question = "What happened to the kettle factory?"
     stub_sections = stub_agent.store.article_sections("Lone stub")
     assert len(stub_sections) == 2
     assert all(score_section_quality(s["text"], question) < 0.3 for s in stub_sections)
     # Only stubs asked for: the global fallback returns them whole.
-    out = stub_agent._fetch_source_text(["Lone stub"], question=question)
+    out = stub_agent.source_texts(["Lone stub"], question=question)
     assert out == {"Lone stub": "\n\n".join(s["text"] for s in stub_sections)}
     # With a passing article beside it, the stub is dropped (no per-article fallback)
     # and the long article keeps only its long section.
-    out = stub_agent._fetch_source_text(["Lone stub", "Full article"], question=question)
+    out = stub_agent.source_texts(["Lone stub", "Full article"], question=question)
     assert list(out) == ["Full article"]
     assert out["Full article"] == STUB_CORPUS[2]["text"]
     # Without a question nothing is filtered.
-    out = stub_agent._fetch_source_text(["Lone stub", "Full article"])
+    out = stub_agent.source_texts(["Lone stub", "Full article"])
     assert list(out) == ["Lone stub", "Full article"]
     assert "See also" in out["Full article"]
+
+
+def test_fetch_source_text_assembles_the_filtered_text_as_the_reference_says(
+    agent: KnowledgeGraphAgent,
+) -> None:
+    question = "Which Mark I machines were built in Manchester?"
+    titles = ["Mark I", "Manchester Baby"]
+    text = agent._fetch_source_text(titles, question=question)
+    parts = agent.source_texts(titles, question=question)
+    assert isinstance(text, str)
+    assert text == "\n\n".join(f"{t}\n{body}" for t, body in parts.items())
+    assert "may refer to" not in text and "may refer to" in agent._fetch_source_text(titles)
+    assert agent._fetch_source_text(["No such article"], question="anything") == ""
 
 
 # --------------------------------------------------------------------------- structure

@@ -27,9 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: script → (its toy arguments: {work} a folder, {graph} a copy of the sample graph,
 #: {data} the shared data; the JSON key that must hold rows)
 SCRIPTS: dict[str, tuple[str, str]] = {
-    "bench_checkpoint": ("--sizes 2000 --degree 5 --repeat 1 --work {work}", "rows"),
     "bench_load": ("--sources sample", "results"),
-    "bench_lookups": ("--graphs {graph} --keys 5 --repeat 1 --checkpoint", "rows"),
     "bench_query": ("--db {graph} --n 3 --passes 1 --warmup 0 --cold-runs 1", "warm"),
     "bench_serve": (
         "--db {graph} --questions 3 --clients 1,2 --requests 2 --workers 1",
@@ -45,16 +43,9 @@ SCRIPTS: dict[str, tuple[str, str]] = {
         "--dump-dir {work}/dumps --work {work}/work",
         "rows",
     ),
-    "bench_text_index": ("--sizes 1000", "rows"),
     "bench_linker": (
         "--sizes 0 --persist-sizes= --pickle-sizes= --fts-sizes 0 --limit 5 --workdir {work}",
         "sizes",
-    ),
-    "bench_linker_overlay": ("--sizes 2000 --rates 0.01", "rows"),
-    "bench_index_deletes": ("--vectors 300 --shares 0.5 --builds 1 --queries 5", "rows"),
-    "bench_vector_inserts": (
-        "--db {graph} --batches 5 --waiting 0,20 --folds 20 --queries 3",
-        "folds",
     ),
     "bench_embed": (
         "--data {data}/multihop/2wikimultihopqa --limit 40 --rounds 1 --sample 16 --settings naive",
@@ -63,15 +54,7 @@ SCRIPTS: dict[str, tuple[str, str]] = {
 }
 
 #: the scripts that read nothing from ../shared/data at these settings
-OWN_DATA = frozenset(
-    [
-        "bench_checkpoint",
-        "bench_index_deletes",
-        "bench_load",
-        "bench_lookups",
-        "bench_vector_inserts",
-    ]
-)
+OWN_DATA = frozenset(["bench_load"])
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
@@ -81,8 +64,7 @@ def test_a_benchmark_script_runs_to_its_end(
     sample_graph: tuple[Path, LoadReport],
     request: pytest.FixtureRequest,
 ) -> None:
-    # a copy: some scripts write to the graph (in transactions they roll back, or to time
-    # a commit), and the sample graph is the session's
+    # a copy: the sample graph is the session's, and a script must not change it
     graph = copy_graph(sample_graph[0], tmp_path / "sample.kuzu")
     work = tmp_path / "work"
     work.mkdir()

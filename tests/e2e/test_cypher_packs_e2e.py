@@ -15,16 +15,11 @@ from typing import Any
 
 import pytest
 
-from kg_agent.cypher_packs import (
-    CypherPack,
-    bind_intent,
-    default_pack,
-    resolve_entities,
-    run_query,
-    structural_intent,
-)
+from kg_agent.cypher_packs import CypherPack, default_pack, run_query
 from kg_agent.embedding import Embedder
 from kg_agent.ingest.pipeline import LoadReport
+from kg_agent.language.intent import structural_intent
+from kg_agent.retrieval.structural import bind_intent, resolve_entities
 from kg_agent.store import GraphStore
 
 ROOT = Path(__file__).resolve().parents[2]

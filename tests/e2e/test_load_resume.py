@@ -245,7 +245,7 @@ def test_indexes_cut_short_after_the_commit_are_finished_by_the_next_run(
 
     from kg_agent.cli import main
     from kg_agent.exceptions import LoadAborted
-    from kg_agent.ingest import pipeline
+    from kg_agent.ingest import finish
     from kg_agent.ingest.pipeline import LoadOptions, load_source
 
     db = tmp_path / "g.kuzu"
@@ -255,7 +255,7 @@ def test_indexes_cut_short_after_the_commit_are_finished_by_the_next_run(
     def cut(*args: Any, **kwargs: Any) -> dict[str, float]:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline, "finalize_indexes", cut)
+    monkeypatch.setattr(finish, "finalize_indexes", cut)  # what every write's finish runs
     with pytest.raises(LoadAborted, match="building its indexes failed") as err:
         load_source(dump, db, options=opts)
     assert "run the same 'kg-agent load' again" in str(err.value)

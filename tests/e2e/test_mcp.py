@@ -118,7 +118,13 @@ def test_tools_are_listed_with_their_input_schemas(conversation: Conversation) -
     assert ask["properties"]["question"]["type"] == "string"
     assert ask["properties"]["top_k"]["type"] == "integer"
     assert ask["properties"]["top_k"]["default"] == 8
-    assert set(ask["properties"]["retrieval"]["enum"]) == {"graph", "hybrid", "dense", "bm25"}
+    assert set(ask["properties"]["retrieval"]["enum"]) == {
+        "graph",
+        "hybrid",
+        "dense",
+        "bm25",
+        "multistep",
+    }
     assert ask["properties"]["multistep"]["type"] == "boolean"
     assert tools["search"].input_schema["required"] == ["question"]
     assert tools["article"].input_schema["required"] == ["title"]

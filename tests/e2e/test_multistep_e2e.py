@@ -1,7 +1,9 @@
-"""The multi-step engine on the real 2WikiMultihopQA graph (the session's; no second build).
+"""The multi-step retriever and its stages on the real 2WikiMultihopQA graph (the
+session's; no second build).
 
-The engine is built as the eval's ``multistep`` mode builds it: over the
-entity-graph retriever of a graph's :class:`GraphComponents`. The Claude planning path runs
+Each run is the pipeline the eval's ``multistep`` mode and ``query(multistep=True)``
+build (:meth:`GraphComponents.pipeline`): the retriever's pool, then the relevance
+loop, the tier order, the fill and the usual stages. The Claude planning path runs
 through the real ``anthropic`` SDK against the loopback fake server.
 """
 
@@ -14,15 +16,17 @@ from typing import Any
 
 import pytest
 
+from kg_agent.config import AgentConfig
 from kg_agent.embedding import Embedder
 from kg_agent.ingest.pipeline import LoadReport
 from kg_agent.llm.client import AnthropicClient
 from kg_agent.multistep.config import MultiStepConfig
-from kg_agent.multistep.engine import MultiStepEngine, MultiStepResult
 from kg_agent.multistep.planner import PLANNER_MODEL
+from kg_agent.multistep.retriever import MultiStepRetriever
 from kg_agent.multistep.stop import StopReason
-from kg_agent.pipeline import GraphComponents
-from kg_agent.retrieval.base import RetrievalResult, Retriever
+from kg_agent.multistep.trace import MultiStepTrace
+from kg_agent.pipeline import GraphComponents, QueryPipeline
+from kg_agent.retrieval.base import Query, RetrievalResult, Retriever
 from kg_agent.store import GraphStore
 from tests.support.fake_anthropic import (
     DEFAULT_KEY,
@@ -57,29 +61,54 @@ def ctx(twowiki_graph: tuple[Path, LoadReport], embedder: Embedder) -> Iterator[
     store.close()
 
 
-@pytest.fixture(scope="module")
-def engine(ctx: GraphComponents) -> MultiStepEngine:
-    return ctx.multistep_engine()
+def pipeline(
+    ctx: GraphComponents, *, route: str | None = None, config: MultiStepConfig | None = None
+) -> QueryPipeline:
+    """The multi-step pipeline the eval runs (offline, every candidate kept)."""
+    settings = AgentConfig(
+        offline=True,
+        fewshot=False,
+        retrieval="multistep",
+        top_k=30,
+        route=route,
+        multistep_config=config,
+    )
+    return ctx.pipeline(settings)
+
+
+def run(
+    ctx: GraphComponents,
+    question: str = QUESTION,
+    *,
+    route: str | None = None,
+    config: MultiStepConfig | None = None,
+) -> RetrievalResult:
+    return pipeline(ctx, route=route, config=config).search(question)
+
+
+def trace(result: RetrievalResult) -> MultiStepTrace:
+    assert result.multistep is not None
+    return result.multistep
 
 
 @pytest.fixture(scope="module")
-def complex_run(engine: MultiStepEngine) -> MultiStepResult:
-    return engine.run(QUESTION)
+def complex_run(ctx: GraphComponents) -> RetrievalResult:
+    return run(ctx)
 
 
-def titles(result: MultiStepResult) -> list[str]:
+def titles(result: RetrievalResult) -> list[str]:
     return list(dict.fromkeys(e.title for e in result.evidence))
 
 
-def loop_steps(result: MultiStepResult) -> list[str]:
-    return [s.kind for s in result.steps if s.kind != "bridge"]
+def loop_steps(result: RetrievalResult) -> list[str]:
+    return [s.kind for s in trace(result).steps if s.kind != "bridge"]
 
 
 # --------------------------------------------------------------------------- offline
 
 
-def test_complex_question_routes_plans_and_finds_both_films(complex_run: MultiStepResult) -> None:
-    r = complex_run
+def test_complex_question_routes_plans_and_finds_both_films(complex_run: RetrievalResult) -> None:
+    r = trace(complex_run)
     assert r.route == "complex"
     assert r.complexity["complexity"] == "complex" and r.complexity["forced"] is False
     assert set(FILMS) <= set(r.complexity["entities"])
@@ -94,25 +123,49 @@ def test_complex_question_routes_plans_and_finds_both_films(complex_run: MultiSt
     assert all(s.stop_reason is None for s in r.steps[:-2])
     assert r.steps[0].results > 0 and r.steps[0].new_evidence > 0
     # both gold films among the final top chunks' top titles
-    assert set(FILMS) <= set(titles(r)[:5])
-    assert len(r.evidence) <= MultiStepConfig().top_k_final
-    assert len({e.title for e in r.evidence}) == len(r.evidence)  # one chunk per article
-    assert r.collected and r.seconds > 0 and r.warnings == []
+    assert set(FILMS) <= set(titles(complex_run)[:5])
+    assert len(complex_run.evidence) <= MultiStepConfig().top_k_final
+    assert len({e.title for e in complex_run.evidence}) == len(complex_run.evidence)
+    # the pool holds more than the stages kept; the stages ran in their order
+    assert len(r.pool) > len(complex_run.evidence) and r.seconds > 0
+    assert complex_run.warnings == []
+    stages = [t["stage"] for t in complex_run.trace]
+    assert stages == [
+        "multistep",
+        "relevance",
+        "tier_order",
+        "fill",
+        "quality_filter",
+        "rerank",
+        "tier_order",
+    ]
 
 
-def test_forced_simple_is_one_single_step(engine: MultiStepEngine) -> None:
-    r = engine.run(QUESTION, force="simple")
+def test_the_answer_path_ranks_as_the_eval_does(ctx: GraphComponents) -> None:
+    """One pipeline for both: ``query(multistep=True)`` answers from what the eval's
+    multi-step mode ranks (cut to the answer's top k)."""
+    searched = run(ctx)
+    answered = pipeline(ctx).run(QUESTION)
+    assert [e.section_id for e in answered.ranked] == [e.section_id for e in searched.evidence]
+    assert answered.multistep is not None and answered.multistep["route"] == "complex"
+
+
+def test_forced_simple_is_one_single_step(ctx: GraphComponents) -> None:
+    result = run(ctx, route="simple")
+    r = trace(result)
     assert r.route == "simple"
     assert [s.kind for s in r.steps] == ["single"]
     assert r.complexity["forced"] is True and r.complexity["reasons"][0] == "forced: simple"
     assert r.plan == {} and r.bridge_round_stats == {"triggered": False}
-    assert set(FILMS) <= set(titles(r))
-    json.dumps(r.trace())
+    assert set(FILMS) <= set(titles(result))
+    # the multi-step stages pass a simple route's single search on unchanged
+    assert [t for t in result.trace if t["stage"] in ("relevance", "fill")] == []
+    json.dumps(r.to_dict())
 
 
-def test_trace_is_json_serialisable(complex_run: MultiStepResult) -> None:
-    trace = complex_run.trace()
-    assert json.loads(json.dumps(trace)) == trace
+def test_trace_is_json_serialisable(complex_run: RetrievalResult) -> None:
+    data = trace(complex_run).to_dict()
+    assert json.loads(json.dumps(data)) == data
     for key in (
         "question",
         "route",
@@ -129,8 +182,8 @@ def test_trace_is_json_serialisable(complex_run: MultiStepResult) -> None:
         "warnings",
         "seconds",
     ):
-        assert key in trace, key
-    step = trace["steps"][0]
+        assert key in data, key
+    step = data["steps"][0]
     assert set(step) == {
         "step",
         "query",
@@ -144,40 +197,40 @@ def test_trace_is_json_serialisable(complex_run: MultiStepResult) -> None:
         "seconds",
     }
     assert set(step["gap"]) == {"gap_type", "missing", "confidence"}
-    assert trace["rewritten_queries"][0] == QUESTION
-    assert trace["steps"][-1]["gate"] == trace["bridge_round_stats"]["gate"]
+    assert data["rewritten_queries"][0] == QUESTION
+    assert data["steps"][-1]["gate"] == data["bridge_round_stats"]["gate"]
 
 
-def test_max_steps_override_is_respected(ctx: GraphComponents, engine: MultiStepEngine) -> None:
-    wide = engine.run(OPEN_GAP_QUESTION, force="complex")
+def test_max_steps_setting_is_respected(ctx: GraphComponents) -> None:
+    wide = trace(run(ctx, OPEN_GAP_QUESTION, route="complex"))
     assert wide.plan["query_type"] == "trend"
-    assert loop_steps(wide) == ["plan", "plan", "plan"]  # the question, then one per year
+    assert [s.kind for s in wide.steps if s.kind != "bridge"] == ["plan", "plan", "plan"]
     assert wide.stop_reason == "max_steps"
     assert wide.steps[0].gap["gap_type"] == "missing_years"
 
-    one = engine.run(OPEN_GAP_QUESTION, force="complex", config=MultiStepConfig(max_steps=1))
+    one = run(ctx, OPEN_GAP_QUESTION, route="complex", config=MultiStepConfig(max_steps=1))
     assert loop_steps(one) == ["plan"]
-    assert [s.kind for s in one.steps] == ["plan", "bridge"]
-    assert one.stop_reason == "max_steps"
-
-    # the engine's own config is the default for every run
-    capped = ctx.multistep_engine(config=MultiStepConfig(max_steps=1))
-    assert loop_steps(capped.run(OPEN_GAP_QUESTION, force="complex")) == ["plan"]
+    assert [s.kind for s in trace(one).steps] == ["plan", "bridge"]
+    assert trace(one).stop_reason == "max_steps"
 
     # past the plan, the loop refines the question with the missing terms (here the
     # years are in the question already, so the refined query is the question itself)
-    long = engine.run(
-        OPEN_GAP_QUESTION,
-        force="complex",
-        config=MultiStepConfig(max_steps=4, stop_no_new_steps=4),
+    long = trace(
+        run(
+            ctx,
+            OPEN_GAP_QUESTION,
+            route="complex",
+            config=MultiStepConfig(max_steps=4, stop_no_new_steps=4),
+        )
     )
-    assert loop_steps(long) == ["plan", "plan", "plan", "refine"]
+    assert [s.kind for s in long.steps if s.kind != "bridge"] == ["plan", "plan", "plan", "refine"]
     assert long.steps[3].query == OPEN_GAP_QUESTION and long.steps[3].new_evidence == 0
     assert long.stop_reason == "max_steps"
 
 
-def test_forced_bridge_round_adds_stats_and_keeps_the_answer(engine: MultiStepEngine) -> None:
-    r = engine.run(QUESTION, config=MultiStepConfig(bridge_quality_gate=1.0))
+def test_forced_bridge_round_adds_stats_and_keeps_the_answer(ctx: GraphComponents) -> None:
+    result = run(ctx, config=MultiStepConfig(bridge_quality_gate=1.0))
+    r = trace(result)
     stats = r.bridge_round_stats
     assert stats["triggered"] is True and stats["gate"].endswith("< gate 1.0")
     assert stats["source"] == "offline"
@@ -187,9 +240,9 @@ def test_forced_bridge_round_adds_stats_and_keeps_the_answer(engine: MultiStepEn
     assert bridge.kind == "bridge" and bridge.query == " | ".join(stats["queries"])
     assert bridge.results == stats["docs_added"]
     assert not set(stats["entities"]) & set(FILMS)  # already collected: never a bridge entity
-    assert set(FILMS) <= set(titles(r)[:5])
-    assert r.warnings == []
-    json.dumps(r.trace())
+    assert set(FILMS) <= set(titles(result)[:5])
+    assert result.warnings == []
+    json.dumps(r.to_dict())
 
 
 class _BridgeSearchFails(Retriever):
@@ -198,7 +251,7 @@ class _BridgeSearchFails(Retriever):
     def __init__(self, base: Retriever, question: str) -> None:
         self.inner, self.question, self.failed = base, question, 0
 
-    def search(self, query: str, top_k: int = 10) -> RetrievalResult:
+    def search(self, query: Query, top_k: int = 10) -> RetrievalResult:
         if query != self.question:
             self.failed += 1
             raise RuntimeError("bridge search unavailable")
@@ -206,15 +259,20 @@ class _BridgeSearchFails(Retriever):
 
 
 def test_failing_bridge_search_never_breaks_the_query(ctx: GraphComponents) -> None:
-    eng = ctx.multistep_engine(config=MultiStepConfig(bridge_quality_gate=1.0))
-    failing = _BridgeSearchFails(eng.base, QUESTION)
-    eng.base = failing  # the bridge round searches through engine.base
-    r = eng.run(QUESTION)
+    failing = _BridgeSearchFails(ctx.hybrid(30), QUESTION)
+    retriever = MultiStepRetriever(
+        ctx.entity_graph(30),
+        base=failing,  # the bridge round searches through the base retriever
+        linker=ctx.linker,
+        config=MultiStepConfig(bridge_quality_gate=1.0),
+    )
+    result = retriever.search(ctx.read(QUESTION))
+    r = trace(result)
     assert failing.failed == 1  # the first bridge query raised; the round gave up
     assert r.bridge_round_stats["triggered"] is True
     assert r.bridge_round_stats["docs_added"] == 0
-    assert any(w.startswith("bridge round failed (RuntimeError") for w in r.warnings)
-    assert set(FILMS) <= set(titles(r)[:5])
+    assert any(w.startswith("bridge round failed (RuntimeError") for w in result.warnings)
+    assert set(FILMS) <= {e.title for e in r.pool}
 
 
 # --------------------------------------------------------------------------- Claude planning
@@ -247,23 +305,25 @@ def no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def run_with_claude(ctx: GraphComponents, plan_reply: str) -> tuple[MultiStepResult, FakeAnthropic]:
+def run_with_claude(ctx: GraphComponents, plan_reply: str) -> tuple[RetrievalResult, FakeAnthropic]:
     with (
         fake_anthropic_server(responder=responder(plan_reply)) as fake,
         AnthropicClient(DEFAULT_KEY, base_url=fake.base_url, timeout=5.0) as client,
     ):
-        eng = ctx.multistep_engine(llm=client, llm_timeout=5.0)
-        return eng.run(QUESTION), fake
+        with_llm = GraphComponents(ctx.store, ctx.embedder, llm=client)
+        config = AgentConfig(fewshot=False, retrieval="multistep", top_k=30, llm_timeout=5.0)
+        return with_llm.pipeline(config).search(QUESTION), fake
 
 
 @pytest.mark.usefixtures("no_credentials")
 def test_claude_plan_is_used(ctx: GraphComponents) -> None:
-    r, fake = run_with_claude(ctx, json.dumps(LLM_PLAN))
+    result, fake = run_with_claude(ctx, json.dumps(LLM_PLAN))
+    r = trace(result)
     assert r.route == "complex"
     assert r.plan["source"] == "llm" and r.plan["pattern"] == "parallel"
     assert r.plan["query_type"] == "compare"  # the rule classifier still types the question
     assert [s["query"] for s in r.plan["steps"]] == [s["query"] for s in LLM_STEPS]
-    assert r.warnings == []  # every Claude call answered usably
+    assert result.warnings == []  # every Claude call answered usably
     plan_req = fake.message_requests[0]
     assert plan_req.body is not None and plan_req.body["model"] == PLANNER_MODEL
     assert QUESTION in plan_req.user_text
@@ -271,12 +331,15 @@ def test_claude_plan_is_used(ctx: GraphComponents) -> None:
     # Claude's rephrasings were searched beside the question
     assert r.quality["rewritten_queries"] == [QUESTION, *REWRITES]
     assert r.steps[0].query == " | ".join([QUESTION, *REWRITES])
-    # and Claude scored the final candidates' relevance
+    # and Claude scored the final candidates' relevance (the relevance stage)
     judged = [q for q in fake.message_requests if "You judge" in str(q.system)]
     assert judged and all(
-        r.quality["relevance_scores"][e.section_id] == 0.9 for e in r.evidence if e.title in FILMS
+        r.quality["relevance_scores"][e.section_id] == 0.9
+        for e in result.evidence
+        if e.title in FILMS
     )
-    assert set(FILMS) <= set(titles(r)[:5])
+    assert set(FILMS) <= set(titles(result)[:5])
+    assert result.usage is not None and result.usage.as_dict()["calls"] >= 1 + len(judged)
 
 
 @pytest.mark.usefixtures("no_credentials")
@@ -294,8 +357,11 @@ def test_claude_plan_is_used(ctx: GraphComponents) -> None:
 def test_bad_claude_plan_falls_back_to_rule_plan(
     ctx: GraphComponents, reply: str, why: str
 ) -> None:
-    r, _ = run_with_claude(ctx, reply)
+    result, _ = run_with_claude(ctx, reply)
+    r = trace(result)
     assert r.plan["source"] == "rule" and r.plan["query_type"] == "compare"
-    planning = [w for w in r.warnings if w.startswith("LLM planning failed, using the rule plan")]
+    planning = [
+        w for w in result.warnings if w.startswith("LLM planning failed, using the rule plan")
+    ]
     assert len(planning) == 1 and why in planning[0]
-    assert r.route == "complex" and set(FILMS) <= set(titles(r)[:5])
+    assert r.route == "complex" and set(FILMS) <= set(titles(result)[:5])

@@ -126,7 +126,7 @@ def test_the_evidence_path_uses_the_graphs_links(
 
 
 def test_search_ranks_evidence_in_any_mode(client: httpx2.Client) -> None:
-    for mode in ("graph", "hybrid", "dense", "bm25"):
+    for mode in ("graph", "hybrid", "dense", "bm25", "multistep"):
         got = client.post(
             "/v1/search", json={"question": QUESTIONS[2], "retrieval": mode, "top_k": 4}
         )
@@ -136,6 +136,11 @@ def test_search_ranks_evidence_in_any_mode(client: httpx2.Client) -> None:
         assert 1 <= len(body["evidence"]) <= 4
         assert [e["rank"] for e in body["evidence"]] == list(range(1, len(body["evidence"]) + 1))
         assert "answer" not in body
+        tiers = [e["tier"] for e in body["evidence"]]
+        order = ["named", "linked", "bridge", "search"]
+        assert tiers == sorted(tiers, key=order.index), (mode, tiers)  # tiers never interleave
+        if mode in ("hybrid", "dense", "bm25"):
+            assert set(tiers) == {"search"}, mode
 
 
 def test_article_sections_categories_and_redirects(
@@ -245,7 +250,13 @@ def test_openapi_describes_the_api(client: httpx2.Client) -> None:
         assert path in spec["paths"], path
     ask = spec["components"]["schemas"]["AskRequest"]
     assert ask["required"] == ["question"]
-    assert ask["properties"]["retrieval"]["enum"] == ["graph", "hybrid", "dense", "bm25"]
+    assert ask["properties"]["retrieval"]["enum"] == [
+        "graph",
+        "hybrid",
+        "dense",
+        "bm25",
+        "multistep",
+    ]
     assert client.get("/docs").status_code == 404  # no CDN-loaded viewer
 
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from kg_agent.language.tokens import words
 from kg_agent.store import SectionHit
-from kg_agent.text import words
 
 __all__ = ["MemoryArticle", "MemoryGraph"]
 

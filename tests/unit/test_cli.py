@@ -7,7 +7,8 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from kg_agent import _cli_common, cli
+from kg_agent import cli
+from kg_agent.cli import common as _cli_common
 
 VAR = "TOKENIZERS_PARALLELISM"
 

@@ -22,9 +22,9 @@ from kg_agent.cypher_packs import (
     load_packs,
     parse_pack,
     run_query,
-    structural_intent,
 )
 from kg_agent.exceptions import KGAgentError
+from kg_agent.language.intent import structural_intent
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -195,7 +195,7 @@ def test_auto_with_a_gpu_driver_is_resolved_where_the_model_loads() -> None:
     code = (
         "import sys, kg_agent.embedding as e\n"
         "e.may_have_gpu = lambda: True  # as on a machine with a GPU driver\n"
-        "from kg_agent._cli_common import make_embedder\n"
+        "from kg_agent.cli.common import make_embedder\n"
         "emb = make_embedder(None, None, 'auto')\n"
         "print(emb.device_setting, 'torch' in sys.modules, emb.dimension)\n"
         "size = emb.batch_size\n"

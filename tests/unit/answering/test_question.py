@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kg_agent.answering import AnswerKind, analyse
-from kg_agent.answering.question import stem
+from kg_agent.language.shape import stem
 
 
 @pytest.mark.parametrize(

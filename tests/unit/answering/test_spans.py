@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kg_agent.answering.spans import dates, lifespan, names, numbers, year_of
+from kg_agent.language.spans import dates, lifespan, names, numbers, year_of
 
 
 def test_dates_in_their_usual_forms() -> None:

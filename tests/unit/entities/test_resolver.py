@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from kg_agent.cypher_packs import bind_intent, resolve_entities, structural_intent
 from kg_agent.entities import EntityResolver
+from kg_agent.language.intent import structural_intent
+from kg_agent.retrieval.structural import bind_intent, resolve_entities
 from tests.support.memory_graph import MemoryGraph
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.multistep.classifier import (
+from kg_agent.language.complexity import (
     Complexity,
     ComplexityDecision,
     QueryComplexityClassifier,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from kg_agent.exceptions import InvalidArgumentError
+from kg_agent.language.query_type import QueryType
 from kg_agent.multistep.gaps import (
     METRIC_SYNONYMS,
     NO_GAP,
@@ -17,7 +18,6 @@ from kg_agent.multistep.gaps import (
     query_entities,
     query_metrics,
 )
-from kg_agent.multistep.planner import QueryType
 
 COMPARE_Q = "Compare the GDP of France and Germany in 1990 and 2000"
 

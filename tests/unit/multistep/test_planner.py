@@ -10,16 +10,14 @@ from typing import Any
 import pytest
 
 from kg_agent.exceptions import InvalidArgumentError
+from kg_agent.language.query_type import QueryType, classify_query_type, find_years
 from kg_agent.llm.client import AnthropicClient, UsageMeter
 from kg_agent.multistep.planner import (
     MAX_QUERY_CHARS,
     PLANNER_MODEL,
     Plan,
     PlanStep,
-    QueryType,
     StepPlanner,
-    classify_query_type,
-    find_years,
     parse_plan,
     rule_plan,
 )

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kg_agent.exceptions import InvalidArgumentError
+from kg_agent.language.query_type import QueryType
 from kg_agent.multistep.gaps import NO_GAP, GapResult, GapType, detect_gap
-from kg_agent.multistep.planner import MAX_QUERY_CHARS, QueryType
+from kg_agent.multistep.planner import MAX_QUERY_CHARS
 from kg_agent.multistep.refine import refine_query
 
 COMPARE_Q = "Compare the GDP of France and Germany in 1990 and 2000"

@@ -1,14 +1,16 @@
-"""The stages after retrieval: quality filter, graph rerank with tiers, top k."""
+"""The stages after retrieval: quality filter, graph rerank, tier order, top k."""
 
 from __future__ import annotations
 
+from kg_agent.language.question import Question
 from kg_agent.retrieval.base import GRAPH_TIERS, Evidence, RetrievalResult, is_graph_found
 from kg_agent.retrieval.rerank import GraphReranker, RerankWeights
-from kg_agent.retrieval.stages import GraphRerank, QualityFilter, TopK, run_stages
+from kg_agent.retrieval.stages import GraphRerank, QualityFilter, TierOrder, TopK, run_stages
 from tests.support.memory_graph import MemoryGraph
 from tests.unit.conftest import DIRECTOR, MOTHER, WAR_FILM
 
 Q = "Who is the mother of the director of Polish-Russian War?"
+QUESTION = Question(Q)
 
 
 def _ev(title: str, text: str, sim: float, source: str, pagerank: float = 0.0) -> Evidence:
@@ -37,7 +39,7 @@ def test_quality_filter_keeps_graph_found_evidence_whatever_its_score() -> None:
             _ev("Xawery Żuławski", DIRECTOR, 0.5, "semantic"),
         ],
     )
-    out = QualityFilter().apply(Q, result)
+    out = QualityFilter().apply(QUESTION, result)
     assert [e.title for e in out.evidence] == ["Małgorzata Braunek", "Xawery Żuławski"]
     assert out.trace[-1] == {
         "stage": "quality_filter",
@@ -47,11 +49,13 @@ def test_quality_filter_keeps_graph_found_evidence_whatever_its_score() -> None:
         "threshold": 0.3,
     }
     assert out.evidence[1].scores["quality"] > 0.3
+    # the stage scored copies: what it was given is unchanged
+    assert all("quality" not in e.scores for e in result.evidence)
 
 
 def test_quality_filter_keeps_the_ranking_rather_than_nothing() -> None:
     result = RetrievalResult(Q, [_ev("Small", "Too short.", 0.9, "semantic")])
-    assert [e.title for e in QualityFilter().apply(Q, result).evidence] == ["Small"]
+    assert [e.title for e in QualityFilter().apply(QUESTION, result).evidence] == ["Small"]
 
 
 def test_rerank_reorders_within_tiers_never_across(world: MemoryGraph) -> None:
@@ -62,13 +66,22 @@ def test_rerank_reorders_within_tiers_never_across(world: MemoryGraph) -> None:
         _ev("Xawery Żuławski", DIRECTOR, 0.2, "graph"),
         _ev("Polish-Russian War (film)", "", 0.3, "entity"),
     ]
-    stage = GraphRerank(GraphReranker(world))
-    out = stage.apply(Q, RetrievalResult(Q, items))
+    stages = [GraphRerank(GraphReranker(world)), TierOrder()]
+    out = run_stages(QUESTION, RetrievalResult(Q, items), stages)
     titles = [e.title for e in out.evidence]
     assert titles[0] == "Polish-Russian War (film)" and titles[-1] == "War film"
     assert set(titles[1:3]) == {"Małgorzata Braunek", "Xawery Żuławski"}
-    assert out.trace[-1]["within_tiers"] is True
+    assert out.trace[-1] == {"stage": "tier_order", "tiered": True}
     assert all("pagerank" in e.scores for e in out.evidence)
+    # within the neighbour tier, the rerank's order is kept
+    reranked = [
+        e.title
+        for e in GraphRerank(GraphReranker(world))
+        .apply(QUESTION, RetrievalResult(Q, items))
+        .evidence
+    ]
+    neighbours = [t for t in reranked if t in ("Małgorzata Braunek", "Xawery Żuławski")]
+    assert titles[1:3] == neighbours
 
 
 def test_rerank_alone_orders_search_results_by_its_score(world: MemoryGraph) -> None:
@@ -77,8 +90,9 @@ def test_rerank_alone_orders_search_results_by_its_score(world: MemoryGraph) -> 
         _ev("War film", "x", 0.79, "semantic", pagerank=0.30),
     ]
     weights = RerankWeights(retrieval=1.0, global_pagerank=2.0, personalized_pagerank=0.0)
-    out = GraphRerank(GraphReranker(world, weights=weights)).apply(Q, RetrievalResult(Q, items))
-    assert out.trace[-1]["within_tiers"] is False
+    stages = [GraphRerank(GraphReranker(world, weights=weights)), TierOrder()]
+    out = run_stages(QUESTION, RetrievalResult(Q, items), stages)
+    assert out.trace[-1] == {"stage": "tier_order", "tiered": False}
     scores = [e.score for e in out.evidence]
     assert scores == sorted(scores, reverse=True)
     # War film's PageRank (the graph's largest), weighted 2:1, lifts it over a near-equal
@@ -88,6 +102,6 @@ def test_rerank_alone_orders_search_results_by_its_score(world: MemoryGraph) -> 
 
 def test_run_stages_in_order_and_top_k() -> None:
     items = [_ev(f"T{i}", DIRECTOR, 1 - i / 10, "semantic") for i in range(5)]
-    out = run_stages(Q, RetrievalResult(Q, items), [QualityFilter(), TopK(2)])
+    out = run_stages(QUESTION, RetrievalResult(Q, items), [QualityFilter(), TopK(2)])
     assert [e.title for e in out.evidence] == ["T0", "T1"]
     assert [t["stage"] for t in out.trace] == ["quality_filter"]

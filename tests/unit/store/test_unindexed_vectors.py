@@ -230,7 +230,7 @@ def test_a_fold_that_fails_says_so_in_one_line_and_leaves_the_vectors_waiting(
     the fold's copy fail: one line, the vectors still wait, the recent index is as it
     was, and the file's checksums follow what the fold wrote."""
     from kg_agent.exceptions import LoadAborted
-    from kg_agent.ingest.maintain import index_waiting_vectors
+    from kg_agent.ingest.compact import index_waiting_vectors
     from kg_agent.store.integrity import verify_checksums
 
     with GraphStore.open(graph, read_only=False) as store:

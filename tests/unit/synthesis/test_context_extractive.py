@@ -6,10 +6,10 @@ import re
 
 import pytest
 
+from kg_agent.language.tokens import split_sentences
 from kg_agent.retrieval.base import Evidence
 from kg_agent.synthesis.context import Citation, MultiDocSynthesizer, NumberedEvidence
 from kg_agent.synthesis.extractive import EXTRACTIVE_LABEL, NOT_IN_GRAPH, extractive_answer
-from kg_agent.text import split_sentences
 
 
 def ev(title: str, heading_path: str, content: str, similarity: float = 0.5) -> Evidence:

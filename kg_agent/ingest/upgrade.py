@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kg_agent.exceptions import SchemaMismatchError
+from kg_agent.ingest.prepare import text_hashes
 from kg_agent.store.graph import SCHEMA_VERSION, GraphStore
 from kg_agent.store.integrity import write_checksums
 from kg_agent.store.layout import index_dir, install, new_database_path, remove_database
@@ -115,8 +116,6 @@ def _upgrade_v2(db_path: str | Path) -> None:
 
 
 def _export_v1(db_path: str | Path, tmp: Path, *, dim: int) -> dict[str, Path]:
-    from kg_agent.ingest.prepare import text_hashes
-
     files = {name: tmp / f"{name}.parquet" for name in (*_V1_TABLES, "Section", "SectionVector")}
     raw = tmp / "sections-v1.parquet"
     with GraphStore.open(db_path, read_only=False) as old:

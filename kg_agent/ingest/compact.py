@@ -1,0 +1,226 @@
+"""``kg-agent compact``: the graph rewritten without the space it no longer uses.
+
+Kùzu reuses much of the space deleted and replaced rows leave behind, but not all
+(``docs/notes/updates.md``): every table is exported and copied into a new database
+beside the graph, which is indexed and then renamed over it, as a first load is;
+``kill -9`` at any moment leaves the old graph or the compacted one. An update or a
+delete compacts by itself past the bounds below; the vectors a write leaves waiting
+beside the vector index are indexed here too (:func:`index_waiting_vectors`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from kg_agent.entities.saved import save_linker_apart
+from kg_agent.exceptions import KGAgentError, LoadAborted, one_line
+from kg_agent.ingest.finish import prepare_graph, sigterm_as_interrupt
+from kg_agent.ingest.stage import LoadLock
+from kg_agent.store import RECENT, UNINDEXED, GraphStore, vector_count
+from kg_agent.store.integrity import write_checksums
+from kg_agent.store.layout import (
+    collect_garbage,
+    default_buffer_pool_mb,
+    install,
+    new_database_path,
+    remove_database,
+    vector_index_need_mb,
+)
+
+__all__ = [
+    "AUTO_COMPACT_GROWTH",
+    "MAX_DELETED_SHARE",
+    "RECENT_SHARE",
+    "CompactReport",
+    "compact_graph",
+    "compact_locked",
+    "index_waiting_vectors",
+    "needs_compaction",
+]
+
+
+@dataclass(slots=True)
+class CompactReport:
+    db_path: str
+    bytes_before: int = 0
+    bytes_after: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+#: Each table's rows as its ``COPY`` takes them (columns in table order). ``Meta``
+#: leaves out what ``ensure_schema`` writes itself.
+_EXPORTS = {
+    "Meta": "MATCH (m:Meta) WHERE NOT m.key IN "
+    "['schema_version', 'model', 'dimension', 'recent_vectors', 'indexed_vectors'] "
+    "RETURN m.key, m.value",
+    "Load": "MATCH (l:Load) RETURN l.id, l.source, l.format, l.fingerprint, l.started_at, "
+    "l.finished_at, l.articles, l.redirects, l.sections, l.model, l.status",
+    "Article": "MATCH (a:Article) RETURN a.title, a.page_id, a.is_stub, a.is_disambiguation, "
+    "a.pagerank, a.n_sections, a.word_count, a.load_id, a.revision, a.digest",
+    "Section": "MATCH (s:Section) RETURN s.id, s.article, s.heading, s.heading_path, s.level, "
+    "s.ordinal, s.part, s.text, s.word_count, s.text_hash",
+    "SectionVector": "MATCH (v:SectionVector) RETURN v.id, v.text_hash, v.embedding",
+    "Category": "MATCH (c:Category) RETURN c.name",
+    "Redirect": "MATCH (r:Redirect) RETURN r.title, r.load_id",
+    "HAS_SECTION": "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) RETURN a.title, s.id",
+    "LINKS_TO": "MATCH (a:Article)-[r:LINKS_TO]->(b:Article) "
+    "RETURN a.title, b.title, r.count, r.inferred",
+    "MENTIONS": "MATCH (s:Section)-[r:MENTIONS]->(a:Article) "
+    "RETURN s.id, a.title, r.count, r.inferred",
+    "IN_CATEGORY": "MATCH (a:Article)-[:IN_CATEGORY]->(c:Category) RETURN a.title, c.name",
+    "REDIRECTS_TO": "MATCH (r:Redirect)-[:REDIRECTS_TO]->(a:Article) RETURN r.title, a.title",
+}
+
+
+def _bytes(db: Path) -> int:
+    return sum(p.stat().st_size for p in (db, db.with_name(db.name + ".wal")) if p.exists())
+
+
+def compact_graph(db_path: str | os.PathLike[str], *, progress: bool = False) -> CompactReport:
+    """Rewrite the graph without the free space it holds (see the module docstring)."""
+    with LoadLock(str(db_path)), sigterm_as_interrupt():
+        meta = prepare_graph(str(db_path))
+        return compact_locked(Path(db_path), meta)
+
+
+#: An update compacts the graph by itself once its file is this many times the size it
+#: had after its last compaction (or first update): the bound on what updates may grow it.
+AUTO_COMPACT_GROWTH = 2.0
+
+
+def needs_compaction(db_path: str | os.PathLike[str], meta: dict[str, str]) -> bool:
+    """Whether the file outgrew :data:`AUTO_COMPACT_GROWTH` times its compacted size."""
+    base = int(meta.get("compacted_bytes") or 0)
+    return base > 0 and _bytes(Path(db_path)) > AUTO_COMPACT_GROWTH * base
+
+
+#: Kùzu 0.11.3's search never walks through a deleted row, so an index most of whose
+#: vectors were deleted strands queries. Recall@10 of 2,000 random vectors with a share
+#: deleted (scripts/bench_index_deletes.py at e84b41d, 5 builds; docs/notes/updates.md):
+#: 50% ≥ 0.998, 80% ≥ 0.994, 90% 0.91–0.95, 95% 0.04–0.66 (one build answered every query
+#: with fewer than 10 hits).
+#: Past half, which leaves room for text vectors, whose deletes take whole neighbourhoods,
+#: an update or a delete compacts the graph.
+MAX_DELETED_SHARE = 0.5
+
+#: Folds build the recent vector index anew each time; once it would hold more than this
+#: share of the main index's vectors, the graph is compacted instead (one index again).
+RECENT_SHARE = 0.25
+
+
+def index_waiting_vectors(db: Path, say: Callable[[str], None], *, compact: bool = True) -> str:
+    """Put the vectors waiting beside the index of ``db`` into an index, never by inserting
+    into a built one (``store/vectors.py``): the recent index built anew with them
+    (``"fold"``), or past :data:`RECENT_SHARE` (unless not to ``compact``), a compaction
+    (``"compact"``). For a caller that holds the graph's load lock; says which it did."""
+    with GraphStore.open(db, read_only=True) as store:
+        counts = store.table_counts()
+        dimension = store.dimension
+        meta = store.meta()
+    waiting = counts.get(UNINDEXED, 0)
+    recent = counts.get(RECENT, 0) + waiting
+    if compact and recent > RECENT_SHARE * counts.get("SectionVector", 0):
+        say(f"compacting {db} ({recent:,} vectors of updates: over a quarter of its index)")
+        compact_locked(db, meta)
+        return "compact"
+    say(f"indexing the {waiting:,} vectors waiting in {db} ({recent:,} in its recent index)")
+    pool = default_buffer_pool_mb(read_only=False, need_mb=vector_index_need_mb(recent, dimension))
+    try:
+        with GraphStore.open(db, read_only=False, buffer_pool_mb=pool) as store:
+            store.fold_unindexed()
+    except (KeyboardInterrupt, KGAgentError, OSError, RuntimeError) as exc:
+        why = "interrupted" if isinstance(exc, KeyboardInterrupt) else one_line(exc)
+        raise LoadAborted(
+            f"{db} is written, but indexing the vectors waiting beside its index failed "
+            f"({why}); they still wait, searched exactly (the next update, or 'kg-agent "
+            "compact', indexes them)"
+        ) from None
+    finally:  # whatever the fold got to, the file changed
+        write_checksums(db)
+    return "fold"
+
+
+def compact_locked(db: Path, meta: dict[str, str]) -> CompactReport:
+    """:func:`compact_graph` for a caller that holds the graph's load lock."""
+    report = CompactReport(db_path=str(db))
+    t0 = time.perf_counter()
+    report.bytes_before = _bytes(db)
+    with GraphStore.open(db, read_only=True) as store:
+        counts = store.table_counts()
+    new = new_database_path(db)
+    remove_database(new)
+    gen = "gen-" + time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-compact"
+    try:
+        _rebuild(db, new, meta, gen, counts)
+    except BaseException as exc:
+        remove_database(new)
+        collect_garbage(db, live=[meta.get("indexes", "")])
+        if isinstance(exc, KeyboardInterrupt):
+            raise LoadAborted(f"compaction of {db} interrupted; the graph is as it was") from None
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            raise LoadAborted(
+                f"compaction of {db} stopped: no space left on the disk (it needs room "
+                "for a second copy of the graph); the graph is as it was"
+            ) from None
+        raise
+    install(new, db)
+    with GraphStore.open(db, read_only=False) as store:
+        store.set_meta(compacted_bytes=str(_bytes(db)))
+    write_checksums(db)
+    collect_garbage(db, live=[gen])
+    save_linker_apart(str(db))
+    report.bytes_after = _bytes(db)
+    report.seconds = round(time.perf_counter() - t0, 3)
+    return report
+
+
+def _rebuild(db: Path, new: Path, meta: dict[str, str], gen: str, counts: dict[str, int]) -> None:
+    """Copy every table of ``db`` into ``new``; the text index is copied into generation
+    ``gen`` (it holds titles and section ids, not node offsets), and the tables that do
+    hold offsets (article, link), the vector index and the linker are built again."""
+    vectors = vector_count(counts)
+    pool = default_buffer_pool_mb(
+        read_only=False,
+        need_mb=vector_index_need_mb(vectors, int(meta.get("dimension", "0"))) if vectors else 0,
+    )
+    root = db.with_name(db.name + ".indexes")
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".kg-compact-", dir=root) as tmp:
+        files: dict[str, Path] = {}
+        with GraphStore.open(db, read_only=True) as old:
+            for table, query in _EXPORTS.items():
+                files[table] = Path(tmp) / f"{table}.parquet"
+                if table == "SectionVector":  # with those waiting: the new index takes all
+                    query = old.over_vector_tables(query)
+                old.export_parquet(query, files[table])
+            old_gen = old.generation_path()
+        if old_gen is not None and old_gen.is_dir():
+            shutil.copytree(
+                old_gen, root / gen, ignore=shutil.ignore_patterns("*.arrow", "*.bin", "*.pkl*")
+            )
+        with GraphStore.open(
+            new, read_only=False, create=True, buffer_pool_mb=pool, home=db
+        ) as fresh:
+            fresh.ensure_schema(dimension=int(meta.get("dimension", "0")), model=meta["model"])
+            for table in _EXPORTS:
+                if pq.read_metadata(files[table]).num_rows:
+                    fresh.copy_parquet(table, [files[table]])
+            fresh.set_meta(indexes=gen)
+            fresh.forget_derived()
+            if meta.get("embeddings", "complete") == "complete":
+                fresh.build_vector_index()
+            fresh.write_article_table()
+            fresh.write_link_table()
