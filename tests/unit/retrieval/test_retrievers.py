@@ -184,3 +184,24 @@ def test_multi_query_keeps_one_best_section_per_article_first(
     head = titles[: len(set(titles))]
     assert len(head) == len(set(head))
     assert out.warnings == []
+
+
+def test_multi_query_wraps_the_graph_retriever_and_keeps_its_tiers(
+    world: MemoryGraph, embedder: Embedder
+) -> None:
+    graph = _graph_retriever(world, embedder)
+    mq = MultiQueryRetriever(graph, resolve_entities=EntityResolver(world).similar_titles)
+    assert mq.merge_by == "score"  # the graph's tiers live in its scores, not similarities
+    out = mq.search(TWO_HOP, top_k=6)
+    head = out.evidence[: len({e.title for e in out.evidence})]
+    assert head[0].title == "Polish-Russian War (film)" and head[0].source == "entity"
+    tiers = [evidence_tier(e) for e in head]
+    assert tiers == sorted(tiers, reverse=True)  # the merge keeps the tier order
+    assert out.trace[-1]["stage"] == "multi_query" and len(out.trace[-1]["queries"]) >= 2
+    # the question's own search is the graph retriever's: entities and neighbours first
+    assert {"Xawery Żuławski", "Dorota Masłowska"} <= {e.title for e in head}
+    # by similarity instead (the dense merge), a near distractor could pass the bridge
+    dense_merge = MultiQueryRetriever(
+        SemanticRetriever(world, embedder), resolve_entities=EntityResolver(world).similar_titles
+    )
+    assert dense_merge.merge_by == "similarity"
