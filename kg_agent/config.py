@@ -36,7 +36,9 @@ class AgentConfig:
 
     Retrieval: ``retrieval`` (one of :data:`RETRIEVAL_MODES`), ``candidates`` (how
     many sections it ranks), ``multi_query`` (also search two rephrasings with the
-    same retriever); for ``"multistep"``, ``route`` forces its routing and
+    same retriever), ``facts`` (the infobox facts that answer the question, first),
+    ``grounding`` ("Not in the graph" when nothing the question names is in it);
+    for ``"multistep"``, ``route`` forces its routing and
     ``multistep_config`` holds its settings (default the packaged YAML).
     Stages: the multi-step ones (relevance loop, tier order, fill) when that retriever
     runs, then ``quality_filter``, ``reranker`` (``rerank_weights``), the tier order,
@@ -52,6 +54,8 @@ class AgentConfig:
     top_k: int = 8
     candidates: int = 30
     multi_query: bool = False
+    facts: bool = True
+    grounding: bool = True
     route: str | None = None
     multistep_config: MultiStepConfig | None = None
     quality_filter: bool = True

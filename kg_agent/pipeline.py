@@ -40,7 +40,10 @@ from kg_agent.multistep.retriever import MultiStepRetriever
 from kg_agent.multistep.stages import Fill, RelevanceLoop
 from kg_agent.result import QueryEventHandler, QueryResult
 from kg_agent.retrieval.base import GraphAnswer, RetrievalResult, Retriever
+from kg_agent.retrieval.connection import Connection, connect
+from kg_agent.retrieval.facts import FactRetriever, WithFacts
 from kg_agent.retrieval.graph_walk import EntityGraphRetriever
+from kg_agent.retrieval.grounding import ground
 from kg_agent.retrieval.hybrid import HybridRetriever
 from kg_agent.retrieval.keyword import KeywordRetriever, text_off
 from kg_agent.retrieval.multi_query import MultiQueryRetriever
@@ -165,6 +168,18 @@ class GraphComponents:
         )
         return out
 
+    @property
+    def facts(self) -> FactRetriever:
+        """Infobox facts that answer a question; key names matched by the embedder too
+        when the graph has vectors (its model is loaded for search anyway)."""
+        out: FactRetriever = self._once(
+            ("facts",),
+            lambda: FactRetriever(
+                self.store, embed=self.embedder.embed if self.dense.enabled else None
+            ),
+        )
+        return out
+
     def multi_query(self, inner: Retriever, timeout: float) -> MultiQueryRetriever:
         out: MultiQueryRetriever = self._once(
             ("multi_query", id(inner), timeout),
@@ -195,7 +210,12 @@ class GraphComponents:
 
     def read(self, question: str) -> Question:
         """The question checked (empty, too long) and read, with this graph's linker."""
-        return Question(check_question(question), self.linker.link)
+        # retrieval seeds from the linker's entities alone; the looser topic finder
+        # (lower-case words, surnames, acronyms) serves facts and grounding: as seeds its
+        # finds cost HotpotQA R@2 0.5-3.2 points (docs/BENCHMARKS.md, "Answers from facts")
+        return Question(
+            check_question(question), self.linker.link, find_topics=self.linker.topics_otherwise
+        )
 
     # ------------------------------------------------------------------ pipelines
     def pipeline(self, config: AgentConfig) -> QueryPipeline:
@@ -241,7 +261,8 @@ class QueryPipeline:
         """The evidence the configured retriever finds (``config.candidates`` of it)."""
         q = self.read(question)
         result = self.retriever.search(q, self.config.candidates)
-        if not isinstance(self.retriever, MultiQueryRetriever | MultiStepRetriever):
+        inner = self.retriever.inner if isinstance(self.retriever, WithFacts) else self.retriever
+        if not isinstance(inner, MultiQueryRetriever | MultiStepRetriever):
             result.trace.append(
                 {
                     "stage": "semantic_search" if self.config.retrieval == "dense" else "retrieve",
@@ -312,19 +333,35 @@ class QueryPipeline:
                 on_event("text", {"text": piece})
 
         t0 = time.perf_counter()
-        synthesis = self.synthesizer.synthesize(q, ranked.evidence, on_text)
+        topic = ground(q, self.components.store, ranked.evidence) if self.config.grounding else None
+        if topic is not None:
+            trace.append({"stage": "grounding", **topic.to_dict()})
+        connection = _connection(self.components.store, graph)
+        if connection is not None:
+            synthesis = self.synthesizer.connect(q, connection, ranked.evidence)
+        elif topic is not None and not topic.grounded:
+            synthesis = self.synthesizer.refuse(q, ranked.evidence, topic.missing)
+        else:
+            synthesis = self.synthesizer.synthesize(q, ranked.evidence, on_text)
+            if topic is not None and topic.weak and not topic.answers_about(synthesis.answer):
+                # grounded only by mentions, and the answer is about something else
+                synthesis = self.synthesizer.refuse(q, ranked.evidence, topic.mentioned)
         meter.merge(synthesis.usage)
         warnings += synthesis.warnings
         texts, numbered = synthesis.numbered.renumbered([synthesis.answer])
         answer, mode = texts[0], synthesis.mode
         short_text = strip_citations(synthesis.short_answer or "") or None
+        candidate = strip_citations(synthesis.candidate or "") or None
         # path says whether Claude wrote the prose, also when a graph answer is
         # prepended below and mode becomes "graph".
         path = "claude" if mode == "claude" else "offline"
-        if graph is not None:  # the graph's rows answer; a span from the prose would not
+        if connection is not None:
+            mode = "graph"  # the graph states the links (Claude, if asked, wrote after them)
+        if graph is not None and connection is None:
+            # the graph's rows answer; a span from the prose would not
             answer = format_graph_answer(graph) + "\n\n" + answer
             mode = "graph"
-            short_text = None
+            short_text = candidate = None
         timings["synthesis"] = time.perf_counter() - t0
         timings["total"] = time.perf_counter() - t_start
         trace.append(
@@ -334,6 +371,8 @@ class QueryPipeline:
                 "evidence": len(ranked.evidence),
                 "answerable": synthesis.answerable,
                 "support": synthesis.support,
+                "confidence": synthesis.confidence,
+                "found_by": synthesis.found_by,
             }
         )
         return QueryResult(
@@ -352,8 +391,19 @@ class QueryPipeline:
             short_answer=short_text,
             answerable=synthesis.answerable,
             support=synthesis.support,
+            confidence=synthesis.confidence,
+            answer_candidate=candidate,
             ranked=list(ranked.evidence),
         )
+
+
+def _connection(store: GraphStore, graph: GraphAnswer | None) -> Connection | None:
+    """A connection question's links in words, when the pack found a path."""
+    if graph is None or graph.query != "connection_path" or not graph.rows:
+        return None
+    chain = [str(t) for t in graph.rows[0].get("path") or ()]
+    found = connect(store, str(graph.params["source"]), str(graph.params["target"]), chain)
+    return found if found.links else None  # links without a section: the rows say it
 
 
 def _retriever(components: GraphComponents, config: AgentConfig) -> Retriever:
@@ -374,7 +424,9 @@ def _retriever(components: GraphComponents, config: AgentConfig) -> Retriever:
         )
     else:
         inner = components.entity_graph(config.candidates)
-    return components.multi_query(inner, config.llm_timeout) if config.multi_query else inner
+    if config.multi_query:
+        inner = components.multi_query(inner, config.llm_timeout)
+    return WithFacts(inner, components.facts) if config.facts else inner
 
 
 def _stages(components: GraphComponents, config: AgentConfig) -> list[Stage]:

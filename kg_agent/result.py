@@ -26,8 +26,10 @@ class QueryResult:
     ``mode`` says how (``claude``, ``extractive`` or ``graph`` for Cypher-pack
     answers). ``trace`` lists each stage with what it did.
 
-    ``short_answer`` is the answer in a few words, with its own ``[n]`` (None when no
-    span was found); ``answerable`` is False when the evidence does not support an
+    ``short_answer`` is the answer in a few words, shown only when the reader is sure
+    enough of it (``confidence`` at or above the reader's threshold: shown answers are
+    right nine times in ten on the dev sets); ``answer_candidate`` is its best short
+    answer, shown or not. ``answerable`` is False when the evidence does not support an
     answer ("not in the graph"), ``support`` the evidence check's score (0..1).
     ``evidence`` runs in citation order: ``[n]`` is ``evidence[n - 1]``, the cited
     sections first, then the rest as ranked; ``ranked`` is the same evidence in rank
@@ -49,6 +51,8 @@ class QueryResult:
     short_answer: str | None = None
     answerable: bool = True
     support: float = 0.0
+    confidence: float = 0.0
+    answer_candidate: str | None = None
     ranked: list[Evidence] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:

@@ -77,8 +77,47 @@ def _lifetime(ctx: Context, title: str) -> tuple[tuple[int, int, int], Sentence]
     return None
 
 
+def _choose_by_facts(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
+    """The option whose infobox fact is the larger or later (or the smaller, earlier),
+    when the fact retriever found one fact for each (``Algeria — area km2: 2381741``)."""
+    shape = ctx.shape
+    if shape.latest is None:
+        return None
+    keyed: list[tuple[tuple[float, int, int], Sentence]] = []
+    for option in shape.options:
+        titles = _option_titles(ctx, option)
+        found = None
+        for n, ev in ctx.items:
+            if ev.fact is None or ev.fact.subject not in titles:
+                continue
+            dated = bool(ev.fact.rows) and ev.fact.rows[0].kind in ("date", "year")
+            date = year_of(ev.fact.answer) if dated else None
+            number = _number_value(ev.fact.answer)
+            key: tuple[float, int, int] | None = None
+            if date is not None:
+                key = (float(date[0]), date[1], date[2])
+            elif number is not None:
+                key = (number, 0, 0)
+            basis = next((s for s in ctx.sentences if s.n == n), None)
+            if key is not None and basis is not None:
+                found = (key, basis)
+                break
+        if found is None:
+            return None
+        keyed.append(found)
+    if len(keyed) != 2 or keyed[0][0] == keyed[1][0]:
+        return None
+    keys = [k for k, _ in keyed]
+    pick = keys.index(max(keys) if shape.latest else min(keys))
+    return shape.options[pick], (keyed[0][1], keyed[1][1])
+
+
 def choose(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
-    """The option the question's comparison picks, and the sentences it rests on."""
+    """The option the question's comparison picks, and the sentences it rests on: by the
+    options' infobox facts when there are, else by what their text says."""
+    by_facts = _choose_by_facts(ctx)
+    if by_facts is not None:
+        return by_facts
     shape = ctx.shape
     asked = set(words(shape.question))
     # "longer", "more" compare numbers, except where the question is about time

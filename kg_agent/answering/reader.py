@@ -29,6 +29,7 @@ from kg_agent.answering.evidence import (
     spaced,
 )
 from kg_agent.answering.kinship import kin_paths
+from kg_agent.answering.verify import verify
 from kg_agent.language.question import Question
 from kg_agent.language.shape import (
     AUXILIARIES,
@@ -56,6 +57,38 @@ __all__ = ["SUPPORT_THRESHOLD", "OfflineReading", "Sentence", "read_evidence"]
 #: the dev sets' in-graph and out-of-graph questions: ``docs/notes/answers.md``).
 SUPPORT_THRESHOLD = 0.7
 MAX_ANSWER_WORDS = 40
+#: A short answer is shown (in bold, as *the* answer) at or above this confidence; below
+#: it the answer is the sentences alone. Chosen so that shown answers are right at least
+#: nine times in ten on the dev sets (docs/BENCHMARKS.md, "Answers a person can trust").
+SHOW_THRESHOLD = 0.6
+#: The reader's confidence in a short answer read from text, by how it was found and
+#: the kind asked: the share of such answers that were right on the three dev sets
+#: (470 questions; docs/BENCHMARKS.md, "Answers a person can trust"), rounded
+#: down. A choice between two named things read from their dates or numbers, and a
+#: relative of a relative read article by article, are right nine times in ten; a span
+#: picked from a sentence is right one to six times in ten, so it is never shown in bold.
+SOURCE_CONFIDENCE: dict[tuple[str, str], float] = {
+    ("kinship", "person"): 0.95,
+    ("compared", "choice"): 0.9,
+    ("compared", "yes_no"): 0.55,
+    ("compared", "entity"): 0.55,
+    ("echo", ""): 0.55,
+    ("described", ""): 0.55,
+    ("alias", ""): 0.55,
+    ("typed", ""): 0.25,
+    ("verified", "yes_no"): 0.55,
+    ("span", "date"): 0.55,
+    ("span", "number"): 0.5,
+    ("span", "place"): 0.4,
+    ("span", "person"): 0.25,
+    ("span", "entity"): 0.25,
+}
+
+
+#: The confidence of a choice read from two infobox facts (a date or a number each),
+#: when both facts match the comparison fully: right for every such choice of the plain
+#: set (docs/BENCHMARKS.md, "Answers a person can trust"), kept below certainty.
+FACTS_COMPARED = 0.95
 
 
 @dataclass(slots=True)
@@ -69,6 +102,15 @@ class OfflineReading:
     answerable: bool = True
     support: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: how sure the reader is of ``short_answer`` (0..1; :data:`SHOW_THRESHOLD`), and how
+    #: it was found: "fact", "kinship", "compared", "echo", "described" or "span"
+    confidence: float = 0.0
+    source: str = ""
+
+    @property
+    def shown(self) -> bool:
+        """Whether the short answer is sure enough to be shown as the answer."""
+        return self.short_answer is not None and self.confidence >= SHOW_THRESHOLD
 
 
 # --------------------------------------------------------------------- short answers
@@ -263,6 +305,95 @@ def _described(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence]
     return described[0] if described else None
 
 
+#: A question after another name of its subject: what it stands for, what it is also
+#: or was once called, what its name means.
+_ASKS_NAME = re.compile(
+    r"\b(?:stand|stands) for\b|\b(?:another|other|alternative|common|former|original) names?\b"
+    r"|\b(?:commonly|also|originally|formerly|usually|once)?\s*(?:called|known as|titled)\b"
+    r"|\bname\b.*\bmean\b|\bmeaning of\b",
+    re.I,
+)
+#: How a sentence gives another name: "abbreviated from X", "also called X", "its name
+#: means 'X'", "originally titled 'X'", "X, or the Y, are" (the group: the name).
+_GIVES_NAME = re.compile(
+    r"\b(?:abbreviated from|short for|stands for|an acronym (?:for|of))\s+(?P<a>[^,;.()]+)"
+    r"|\b(?:also|commonly|often|sometimes|originally|formerly|previously|once|usually)\s+"
+    r"(?:known as|called|named|titled|referred to as)\s+(?:the\s+)?(?P<b>[\"“'][^\"”']+|[^,;.()]+)"
+    r"|\b(?:was|were|is)\s+(?:originally\s+|formerly\s+|first\s+)?(?:called|titled|named|known as)"
+    r"\s+(?:the\s+)?(?P<c>[\"“'][^\"”']+|[A-Z][^,;.()]+)"
+    r"|\b(?:means?|meaning|literally)\s+(?:\"|“)(?P<d>[^\"”]+)"
+    r"|^[^,()]{2,60},\s+or\s+(?:the\s+)?(?P<e>[^,]+),"
+    r"|\b(?:original|former|old|earlier|previous|other) name (?:was|is)\s+(?:the\s+)?"
+    r"(?P<f>[^,;.()]+)",
+)
+_NAME_WORDS = 8  # the longest other name taken
+
+
+def _named_otherwise(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence] | None:
+    """Another name of the question's subject, as its article gives it ("What does ASCII
+    stand for?": "abbreviated from American Standard Code for Information Interchange";
+    "What does the name aardwolf mean?": "Its name means "earth wolf""), in the
+    subject's best sentences (the subject: an article the question names, else one of
+    the two the search ranked first)."""
+    if not _ASKS_NAME.search(ctx.shape.question):
+        return None
+    # the articles the question names, else the two the search ranked first
+    subjects = ctx.named or list(dict.fromkeys(ev.title for _, ev in ctx.items))[:2]
+    for s in order:
+        if s.title not in subjects:
+            continue
+        subject = s.title
+        for m in _GIVES_NAME.finditer(s.text):
+            group = next(g for g in "abcdef" if m.group(g) is not None)
+            text = m.group(group).strip(" \"“”'")
+            text = re.split(r"\s+(?:is|was|are|were|but|because|which|that)\s", text)[0]
+            if not text or len(text.split()) > _NAME_WORDS:
+                continue
+            if folded_words(text) <= folded_words(subject):
+                continue  # the subject's own name
+            start = s.text.find(text, m.start(group))
+            return Span(text, start, start + len(text)), s
+    return None
+
+
+#: "Which professorship at Cambridge was…", "What university did…", "Which Oxford college
+#: did…": the noun a wh-word asks for, the last lowercase word before a verb or a
+#: preposition (a capitalised word before it qualifies it: "Oxford").
+_ASKED_NOUN = re.compile(
+    r"\b(?i:what|which)\s+(?:[A-Z][\w'-]*\s+){0,3}([a-z][a-z-]{2,})\s+"
+    r"(?:did|does|do|was|were|is|are|has|have|had|at|in|of|on|for|by|from|whose|that|who)\b"
+)
+
+
+def _shares_stem(word: str, noun: str) -> bool:
+    """ "Professor" names a "professorship", "College" a "college": one word begins
+    with the other, or both with the same six letters."""
+    a, b = word.lower(), noun.lower()
+    if len(a) < 3 or len(b) < 3:
+        return False
+    if a.startswith(b) or b.startswith(a):
+        return min(len(a), len(b)) >= min(len(b), 5) or a == b
+    return len(a) >= 6 and len(b) >= 6 and a[:6] == b[:6]
+
+
+def _named_as_asked(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence] | None:
+    """A name that says it is the kind of thing asked ("Which professorship…?":
+    "Lucasian Professor of Mathematics"; "What university…?": "University of Notre
+    Dame"), in the best sentences: its own words type it, no model needed."""
+    m = _ASKED_NOUN.search(ctx.shape.question)
+    if m is None:
+        return None
+    noun = m.group(1)
+    if noun.lower() in STOP_WORDS or noun.lower() in AUXILIARIES:
+        return None
+    for s in order:
+        for span in ctx.candidates(s):
+            typed = any(_shares_stem(w, noun) for w in re.findall(r"[\w'-]+", span.text))
+            if typed and not folded_words(span.text) <= ctx.q_folded:
+                return span, s
+    return None
+
+
 def _asks_nationality(shape: QuestionShape) -> bool:
     return shape.noun in ("country", "nationality", "nation") or "nation" in shape.relation
 
@@ -395,6 +526,8 @@ def read_evidence(
     ranked = ctx.ranked()
     support = _support(ctx)
     reading = OfflineReading(shape, [], support=support, answerable=support >= threshold)
+    if _read_fact(ctx, reading, ranked, max_words):
+        return reading
     decided: tuple[str, tuple[Sentence, ...]] | None = None
     paths = kin_paths(shape.question) if shape.kind is AnswerKind.PERSON else ()
     if paths:
@@ -403,12 +536,18 @@ def read_evidence(
             name, basis, steps = kin
             decided = (name, basis)
             reading.notes.append("kinship: " + " → ".join(steps))
+            reading.source = "kinship"
     if decided is not None:
         pass
     elif shape.kind is AnswerKind.CHOICE:
         decided = choose(ctx)
     elif shape.kind is AnswerKind.YES_NO:
         decided = yes_no(ctx)
+        if decided is None and (decided := verify(ctx)) is not None:
+            reading.source = "verified"
+            # the claim is written in the subject's own sentence: the evidence answers,
+            # whatever words of the question it lacks ("Chinese" of a Japanese art)
+            reading.answerable = True
     else:
         decided = in_common(ctx)
     if decided is not None:
@@ -416,6 +555,13 @@ def read_evidence(
         reading.short_cites = tuple(dict.fromkeys(s.n for s in basis))
         reading.sentences = list(dict.fromkeys(basis))
         reading.notes.append(f"compared: {shape.kind.value}")
+        reading.source = reading.source or "compared"
+        facts = {n: ev.fact for n, ev in ctx.items if ev.fact is not None}
+        if shape.kind is AnswerKind.CHOICE and all(s.n in facts for s in basis):
+            # each option's infobox fact: the graph states both values, however few of
+            # the question's words the evidence holds ("became a US state")
+            reading.source = "facts compared"
+            reading.answerable = True
     elif shape.kind not in (AnswerKind.CHOICE, AnswerKind.YES_NO):
         order = ranked[:8]
         if ctx.hops:  # a chain: the answer is in the article the first hop leads to
@@ -446,19 +592,30 @@ def read_evidence(
             order = hop
             reading.notes.append("hops: " + ", ".join(ctx.hops))
         events = shape.relation & _EVENTS
-        found = _echo(ctx, order)  # a sentence that echoes the question's frame first
+        found = _named_otherwise(ctx, ranked[:12])  # "what does X stand for": its other name
         if found is not None:
+            reading.notes.append("named otherwise")
+            reading.source = "alias"
+            reading.answerable = True  # the subject's own sentence names it
+        elif (found := _echo(ctx, order)) is not None:  # a sentence that echoes the question
             reading.notes.append("echo")
+            reading.source = "echo"
+        elif shape.kind is AnswerKind.ENTITY and (typed := _named_as_asked(ctx, order[:3])):
+            found = typed  # a name that says it is what was asked ("… Professor of …")
+            reading.notes.append("named as asked")
+            reading.source = "typed"
         elif shape.kind in (AnswerKind.ENTITY, AnswerKind.PLACE):
             found = _described(ctx, order)  # then an article described as the kind asked
             if found is not None:
                 reading.notes.append("described")
+                reading.source = "described"
         for s in order if found is None else ():
             if events and not (_cue_position(shape, s.text, events) >= 0 or lifespan(s.text)):
                 continue  # "where was X born": only a sentence about a birth answers
             span = _pick(ctx, s)
             if span is not None:
                 found = span, s
+                reading.source = "span"
                 break
         if found is not None:
             span, s = found
@@ -476,4 +633,46 @@ def read_evidence(
     if not reading.answerable:
         reading.short_answer = None
         reading.short_cites = ()
+    if reading.short_answer is not None:
+        reading.confidence = _confidence(ctx, reading)
     return reading
+
+
+def _read_fact(
+    ctx: Context, reading: OfflineReading, ranked: list[Sentence], max_words: int
+) -> bool:
+    """An infobox fact that answers the question (the fact retriever's, ranked first):
+    its answer, its confidence, its statement first and the text's best sentences after.
+    False when there is none (or the question compares or asks yes or no)."""
+    if ctx.shape.kind in (AnswerKind.CHOICE, AnswerKind.YES_NO):
+        return False
+    facts = [(n, ev.fact) for n, ev in ctx.items if ev.fact is not None]
+    if not facts:
+        return False
+    fact = max((f for _, f in facts), key=lambda f: f.hop)
+    reading.short_answer = fact.answer
+    reading.short_cites = tuple(dict.fromkeys(m for m, _ in facts))
+    reading.confidence = fact.confidence
+    reading.source = "fact"
+    reading.answerable = True
+    stated = [s for s in ctx.sentences if s.n in reading.short_cites]
+    stated.sort(key=lambda s: reading.short_cites.index(s.n))
+    rest = [s for s in ranked if s.n not in reading.short_cites]
+    reading.sentences = _trim(stated + rest, max_words, len(stated))
+    reading.notes.append(
+        f"fact: {fact.subject} {fact.key}" + (" (two hops)" if fact.hop > 1 else "")
+    )
+    return True
+
+
+def _confidence(ctx: Context, reading: OfflineReading) -> float:
+    """How sure a short answer read from text is: the measured share of right answers of
+    its source and kind (:data:`SOURCE_CONFIDENCE`); a choice between two infobox facts
+    is as sure as the surer fact match, at most :data:`FACTS_COMPARED`."""
+    if reading.source == "facts compared":
+        cited = [ev.fact.confidence for n, ev in ctx.items if ev.fact and n in reading.short_cites]
+        return min([FACTS_COMPARED, *cited])
+    kind = ctx.shape.kind.value
+    table = SOURCE_CONFIDENCE
+    found = table.get((reading.source, kind), table.get((reading.source, ""), 0.25))
+    return found

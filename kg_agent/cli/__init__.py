@@ -4,7 +4,8 @@ Every library error (:class:`~kg_agent.exceptions.KGAgentError`) becomes a one-l
 ``Error: ...`` and exit status 1; usage errors exit 2 (click's convention). Results are
 available as JSON with ``--json`` for scripts. One module per group of commands:
 :mod:`.load` (building and looking at a graph), :mod:`.update` (keeping it current),
-:mod:`.ask` (questions), :mod:`.evaluate` (scores on QA sets), :mod:`.serve` (HTTP and
+:mod:`.ask` (questions), :mod:`.evaluate` (scores on QA sets), :mod:`.answers`
+(the answers a person reads, per kind), :mod:`.serve` (HTTP and
 MCP); :mod:`.common` holds the options they share. ``docs/cli.md`` is generated from
 these definitions (``scripts/make_cli_docs.py``).
 """
@@ -16,7 +17,7 @@ import os
 import click
 
 from kg_agent import __version__
-from kg_agent.cli import ask, evaluate, load, serve, update
+from kg_agent.cli import answers, ask, evaluate, load, serve, update
 from kg_agent.cli.common import remember_tokenizer_choice
 from kg_agent.cli.load import SAMPLE_DUMP
 
@@ -48,6 +49,7 @@ for _command in (
     ask.ask,
     ask.cypher,
     evaluate.eval_command,
+    answers.answers,
     serve.serve,
     serve.mcp,
     load.sample,

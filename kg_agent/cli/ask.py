@@ -181,7 +181,8 @@ def ask(
         echo_json(result.to_dict())
         return
     if result.short_answer and not result.answer.startswith(result.short_answer):
-        click.echo(f"Short answer: {result.short_answer}\n")
+        # shown only when sure enough (docs/answers.md); the sentences follow either way
+        click.echo(f"Short answer: {result.short_answer}  (confidence {result.confidence:.2f})\n")
     click.echo(result.answer)
     if result.citations:
         click.echo("\nSources:")
@@ -189,21 +190,21 @@ def ask(
             where = f" — {c.heading_path}" if c.heading_path else ""
             click.echo(f"  [{c.n}] {c.title}{where}")
     if show_evidence:
-        from kg_agent.retrieval.base import evidence_tier
+        from kg_agent.retrieval.base import TIER_NAMES, evidence_tier
 
         # Graph retrieval ranks in tiers (named in the question, one link away, found
         # by text search) and by score within a tier: a score is comparable only to
         # the scores of its own tier, so the tier is printed beside it.
-        names = {3: "named", 2: "linked", 1: "bridge", 0: "search"}
         click.echo(
             "\nEvidence, numbered as cited (the cited first, then the rest as ranked; tier: "
-            "named in the question > linked to those > found by search; a score ranks "
+            "an infobox fact > named in the question > linked to those > found by search; a "
+            "score ranks "
             "within its tier):"
         )
         for i, ev in enumerate(result.evidence, 1):
             parts = ", ".join(f"{k} {v:.3f}" for k, v in ev.scores.items())
             where = f" — {ev.heading_path}" if ev.heading_path else ""
-            tier = names.get(evidence_tier(ev), "search")
+            tier = TIER_NAMES.get(evidence_tier(ev), "search")
             click.echo(f"  {i}. [{tier}] score {ev.score:.3f}  {ev.title}{where}  ({parts})")
     if show_trace:
         click.echo("\nTrace:")

@@ -6,8 +6,14 @@
 * :class:`EntityResolver` (``resolver``): the one resolver the query side uses.
 """
 
-from kg_agent.entities.linker import QuestionEntityLinker
+from kg_agent.entities.linker import QuestionEntityLinker, acronym_title, alias_title
 from kg_agent.entities.matcher import MentionMatcher
 from kg_agent.entities.resolver import EntityResolver
 
-__all__ = ["EntityResolver", "MentionMatcher", "QuestionEntityLinker"]
+__all__ = [
+    "EntityResolver",
+    "MentionMatcher",
+    "QuestionEntityLinker",
+    "acronym_title",
+    "alias_title",
+]

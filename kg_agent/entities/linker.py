@@ -44,6 +44,7 @@ import importlib.metadata
 import json
 import os
 import pickle
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -54,10 +55,11 @@ from kg_agent.entities import matcher as mentions
 from kg_agent.entities import overlay as overlay_rules
 from kg_agent.entities.matcher import COMMON_WORDS, MentionMatcher, eligible_form
 from kg_agent.entities.overlay import Overlay, apply_overlay, make_overlay
-from kg_agent.language.names import lookup_spans
+from kg_agent.language.names import cased_spans, is_lower_case, lookup_spans, question_names
+from kg_agent.language.tokens import fold
 from kg_agent.store import GraphReader
 
-__all__ = ["QuestionEntityLinker"]
+__all__ = ["QuestionEntityLinker", "acronym_title", "alias_title"]
 
 MAX_AUTOMATON_TITLES = 2_000_000
 _OFFERED = 10  # titles the full-text fallback reads a question against
@@ -162,6 +164,59 @@ class QuestionEntityLinker:
             self._matcher = _build(titles, aliases)
         self.save(path)
         return False
+
+    def link_any_case(self, question: str) -> list[str]:
+        """:meth:`link`, and when it finds nothing, :meth:`topics_otherwise`."""
+        return self.link(question) or self.topics_otherwise(question)
+
+    def topics_otherwise(self, question: str) -> list[str]:
+        """The articles a question is about when :meth:`link` finds none (a question
+        typed in lower case, "who wrote animal farm", or a name written in lower case,
+        "Is aikido a Chinese martial art?"): the articles its runs of words are titles or
+        redirects of, written as titles are (longest first; a shorter run inside a name
+        found is left out); then the close titles of its names (:meth:`close_titles`)."""
+        out: list[str] = []
+        taken: list[set[str]] = []
+        for span in cased_spans(question):
+            words = set(fold(span).split())
+            if any(words <= t for t in taken) or not _eligible(span):
+                continue
+            target = self.store.resolve_title(span, with_text=True)
+            if target is not None and target not in out:
+                out.append(target)
+                taken.append(words)
+        if out:
+            return out
+        if not is_lower_case(question):
+            return self.close_titles(list(question_names(question)))
+        return self.close_titles([s for s in cased_spans(question) if " " not in s])
+
+    def close_titles(self, names: list[str]) -> list[str]:
+        """The articles a name is the end of, as a surname is of a person's title
+        ("Einstein" → "Albert Einstein"): the best title match of the full-text index
+        that ends with the name's words, has at most three words (its parenthesis
+        aside) and no comma (not "Aberdeen, Arkansas" for Arkansas); for an acronym
+        or other name that is no title, the article it is another name of
+        (:func:`alias_title`)."""
+        out: list[str] = []
+        for name in names:
+            words = fold(name).split()
+            if not words or not _eligible(name):
+                continue
+            expanded = alias_title(self.store, name)
+            if expanded is not None:
+                if expanded not in out:
+                    out.append(expanded)
+                continue
+            for title, _ in self.store.search_article_titles(name, k=5, with_text=True):
+                base = fold(title.split(" (")[0])
+                twords = base.split()
+                if "," in base or len(twords) > 3 or twords[-len(words) :] != words:
+                    continue
+                if title not in out:
+                    out.append(title)
+                break
+        return out
 
     def link(self, question: str) -> list[str]:
         self._ensure()
@@ -457,3 +512,76 @@ def _no_gc() -> Iterator[None]:
 @functools.cache
 def _matcher_fields() -> frozenset[str]:
     return frozenset(vars(MentionMatcher(())))
+
+
+#: An acronym: three to six capitals ("ANSI", "NASA"; two, "US" or "UK", say too little).
+_ACRONYM = re.compile(r"^[A-Z]{3,6}$")
+#: Small words an acronym skips ("International System *of* Units" is not "ISOU").
+_ACRONYM_SKIPS = frozenset({"of", "the", "and", "for", "in", "on", "to", "a", "an", "&"})
+
+
+#: Where a lead sentence stops naming its subject and starts saying what it is.
+_COPULA = re.compile(r"\s(?:is|was|are|were|refers to)\s")
+
+
+def alias_title(store: GraphReader, name: str, *, k: int = 10) -> str | None:
+    """The article a name that is no title is another name of: an acronym it abbreviates
+    (:func:`acronym_title`), or an article whose first sentence gives the name before
+    saying what it is ("The Academy Awards, or the Oscars, are…"; "Ayn Rand (born Alisa
+    Zinovyevna Rosenbaum; …) was…"), as Wikipedia's leads write other names."""
+    if store.resolve_title(name, with_text=True) is not None:
+        return None
+    found = acronym_title(store, name, k=k)
+    if found is not None:
+        return found
+    name_words = re.findall(r"[\w'’-]+", fold(name))
+    if not name_words or not _eligible(name):
+        return None
+    for hit in store.fts_search(name, k):
+        if not hit.section_id.endswith("::0000"):
+            continue
+        first = hit.text.split(". ")[0]
+        subject = _COPULA.split(first, maxsplit=1)[0]
+        said = re.findall(r"[\w'’-]+", fold(subject))
+        own = re.findall(r"[\w'’-]+", fold(hit.title.split(" (")[0]))
+        # the sentence is its article's own ("The Academy Awards, …"), and the name is
+        # written in it as a name is, its words in order at most two words apart
+        if len(said) > 30 or (said[: len(own)] != own and said[1 : len(own) + 1] != own):
+            continue
+        if _in_order(name_words, said[len(own) :]):
+            return hit.title
+    return None
+
+
+def _in_order(name: list[str], words: list[str], gap: int = 2) -> bool:
+    """Whether ``name``'s words are in ``words`` in order, at most ``gap`` words apart."""
+    for start, w in enumerate(words):
+        if w != name[0]:
+            continue
+        at = start
+        for part in name[1:]:
+            nxt = next(
+                (j for j in range(at + 1, min(len(words), at + 2 + gap)) if words[j] == part), None
+            )
+            if nxt is None:
+                break
+            at = nxt
+        else:
+            return True
+    return False
+
+
+def acronym_title(store: GraphReader, name: str, *, k: int = 10) -> str | None:
+    """The article an acronym abbreviates ("ANSI" → "American National Standards
+    Institute"), when it is no title itself: among the articles whose text writes it
+    (the full-text index's best ``k`` sections; an article spells its acronym out in
+    its lead), the one whose title's initials it is."""
+    if not _ACRONYM.match(name) or store.resolve_title(name, with_text=True) is not None:
+        return None
+    for hit in store.fts_search(name, k):
+        initials = "".join(
+            w[0] for w in hit.title.split(" (")[0].split() if w.lower() not in _ACRONYM_SKIPS
+        )
+        if initials.upper() == name:
+            return hit.title
+    return None

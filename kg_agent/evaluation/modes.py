@@ -67,12 +67,18 @@ class EvalMode:
 
             def answer(q: str) -> ModeOutput:
                 result = pipeline.run(q)
-                extra: dict[str, Any] = {"mode": result.mode}
-                # recall is read from the ranking; the answer's citation order is its own
+                extra: dict[str, Any] = {
+                    "mode": result.mode,
+                    "shown": result.short_answer is not None,
+                    "confidence": result.confidence,
+                }
+                # recall is read from the ranking; the answer's citation order is its own;
+                # EM from the reader's best short answer, shown or not (how sure it was
+                # is in ``extra``: what a person reads in bold is the shown one)
                 return ModeOutput(
                     result.ranked,
                     answer=result.answer,
-                    short_answer=result.short_answer,
+                    short_answer=result.answer_candidate,
                     answerable=result.answerable,
                     extra=extra,
                 )

@@ -69,7 +69,7 @@ _EXPORTS = {
     "Load": "MATCH (l:Load) RETURN l.id, l.source, l.format, l.fingerprint, l.started_at, "
     "l.finished_at, l.articles, l.redirects, l.sections, l.model, l.status",
     "Article": "MATCH (a:Article) RETURN a.title, a.page_id, a.is_stub, a.is_disambiguation, "
-    "a.pagerank, a.n_sections, a.word_count, a.load_id, a.revision, a.digest",
+    "a.pagerank, a.n_sections, a.word_count, a.load_id, a.revision, a.digest, a.kind",
     "Section": "MATCH (s:Section) RETURN s.id, s.article, s.heading, s.heading_path, s.level, "
     "s.ordinal, s.part, s.text, s.word_count, s.text_hash",
     "SectionVector": "MATCH (v:SectionVector) RETURN v.id, v.text_hash, v.embedding",
@@ -82,6 +82,10 @@ _EXPORTS = {
     "RETURN s.id, a.title, r.count, r.inferred",
     "IN_CATEGORY": "MATCH (a:Article)-[:IN_CATEGORY]->(c:Category) RETURN a.title, c.name",
     "REDIRECTS_TO": "MATCH (r:Redirect)-[:REDIRECTS_TO]->(a:Article) RETURN r.title, a.title",
+    "Fact": "MATCH (f:Fact) RETURN f.id, f.article, f.box, f.sub_box, f.key, f.raw_key, f.value, "
+    "f.position, f.item, f.kind, f.target, f.number, f.unit, f.date, f.note",
+    "HAS_FACT": "MATCH (a:Article)-[:HAS_FACT]->(f:Fact) RETURN a.title, f.id",
+    "REFERS_TO": "MATCH (f:Fact)-[:REFERS_TO]->(a:Article) RETURN f.id, a.title",
 }
 
 

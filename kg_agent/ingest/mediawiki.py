@@ -29,10 +29,12 @@ from collections.abc import Callable, Iterator
 from typing import IO, Protocol, cast
 
 from kg_agent.exceptions import InvalidArgumentError, SourceError, UnknownFormatError
+from kg_agent.ingest.kinds import entity_kind
 from kg_agent.ingest.known import PageFilter
+from kg_agent.ingest.namespaces import DEFAULT_NAMESPACES
 from kg_agent.ingest.records import ParsedPage
 from kg_agent.ingest.titles import normalize_title
-from kg_agent.ingest.wikitext import DEFAULT_NAMESPACES, WikitextParser
+from kg_agent.ingest.wikitext import WikitextParser
 
 __all__ = ["ProgressCallback", "iter_dump_pages", "iter_fragment_pages"]
 
@@ -362,6 +364,8 @@ def page_from_element(
             is_disambiguation=result.is_disambiguation,
             revision=revision,
             digest=digest,
+            facts=tuple(f for box in result.boxes for f in box.facts),
+            kind=entity_kind([box.type for box in result.boxes], result.categories),
         ),
         title,
     )

@@ -125,6 +125,7 @@ class LoadReport:
     links: int = 0
     mentions: int = 0
     inferred_mentions: int = 0
+    facts: int = 0  # infobox fact items (one per link or literal of a box parameter)
     categories: int = 0
     stubs: int = 0
     rows_written: int = 0
@@ -361,6 +362,7 @@ class Loader:
             "links",
             "mentions",
             "inferred_mentions",
+            "facts",
             "stubs",
             "categories",
             "duplicate_pages",

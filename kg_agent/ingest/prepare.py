@@ -29,7 +29,7 @@ from kg_agent.ingest.shards import SCHEMAS
 from kg_agent.ingest.stage import Stage
 from kg_agent.progress import Progress
 
-__all__ = ["ARTICLE_SCHEMA", "SECTION_SCHEMA", "GraphLookups", "prepare"]
+__all__ = ["ARTICLE_SCHEMA", "FACT_SCHEMA", "SECTION_SCHEMA", "GraphLookups", "prepare"]
 
 ARTICLE_SCHEMA = pa.schema(
     [
@@ -43,8 +43,11 @@ ARTICLE_SCHEMA = pa.schema(
         ("load_id", pa.string()),
         ("revision", pa.int64()),
         ("digest", pa.string()),
+        ("kind", pa.string()),
     ]
 )
+#: Fact columns as the graph has them: the parsed ones, ``target`` resolved to a title.
+FACT_SCHEMA = SCHEMAS["facts"].remove(SCHEMAS["facts"].get_field_index("_ord"))
 #: Section columns as the graph has them: the parsed ones and ``text_hash``, the hash of
 #: the text a vector is computed from (what tells a stale vector).
 SECTION_SCHEMA = (
@@ -121,7 +124,7 @@ def prepare(
     # 100k articles made 59 of them, 7 s with the redirects of a partial export)
     resolver.prefetch(_link_targets(stage, parsed.units))
     counts: dict[str, int] = dict.fromkeys(
-        ("articles", "sections", "links", "mentions", "inferred_mentions"), 0
+        ("articles", "sections", "links", "mentions", "inferred_mentions", "facts"), 0
     )
     counts["duplicate_pages"] = table.duplicates
     categories: set[str] = set()
@@ -161,6 +164,15 @@ def prepare(
         counts["links"] += links.num_rows
         _write(out.path(unit, "mentions"), mentions)
         _write(out.path(unit, "links_to"), links)
+        facts = _only(
+            table.current(stage.units.read(unit, "facts"), "article"), "article", graph.only
+        )
+        facts, refers = resolve_facts(facts, resolver)
+        counts["facts"] += facts.num_rows
+        _write(out.path(unit, "facts"), facts)
+        has_fact = pa.table([facts.column("article"), facts.column("id")], schema=PAIR_SCHEMA)
+        _write(out.path(unit, "has_fact"), has_fact)
+        _write(out.path(unit, "refers_to"), refers)
         prog.update(1)
     prog.close()
     only_redirects = None if graph.redirects is None else graph.redirects.to_pylist()
@@ -185,11 +197,34 @@ def _matcher(table: TitleTable, graph: GraphLookups) -> Any:
 
 
 def _link_targets(stage: Stage, units: Sequence[int]) -> Iterator[str]:
-    """The targets of the staged links of ``units``, shard by shard (as written:
-    unresolved; the resolver keeps only those the load's own titles lack)."""
+    """The targets of the staged links and fact links of ``units``, shard by shard (as
+    written: unresolved; the resolver keeps only those the load's own titles lack)."""
     for unit in units:
         links = stage.units.read(unit, "links")
         yield from pc.unique(links.column("target")).to_pylist()
+        facts = stage.units.read(unit, "facts", ["target"])
+        yield from pc.unique(facts.column("target")).to_pylist()
+
+
+def resolve_facts(facts: pa.Table, resolver: LinkResolver) -> tuple[pa.Table, pa.Table]:
+    """Fact rows (current only) with their link targets resolved to titles (through
+    redirects, or to new stubs, as links are), and the ``REFERS_TO`` edges they make
+    (fact id → article; none to the fact's own article)."""
+    if facts.num_rows == 0:
+        return FACT_SCHEMA.empty_table(), PAIR_SCHEMA.empty_table()
+    targets = facts.column("target")
+    distinct = pc.unique(targets)
+    names = distinct.to_pylist()
+    resolver.prefetch([n for n in names if n])
+    resolved = pa.array([resolver.resolve(t) for t in names], pa.string())
+    to = pc.take(resolved, pc.index_in(targets, value_set=distinct))
+    facts = facts.set_column(facts.schema.get_field_index("target"), "target", to)
+    facts = facts.select(FACT_SCHEMA.names).cast(FACT_SCHEMA)
+    edges = facts.filter(
+        pc.and_(pc.not_equal(to, ""), pc.not_equal(facts.column("target"), facts.column("article")))
+    )
+    refers = pa.table([edges.column("id"), edges.column("target")], schema=PAIR_SCHEMA)
+    return facts, refers
 
 
 def _inferred_links(matcher: Any, secs: pa.Table) -> pa.Table:
@@ -225,6 +260,7 @@ def _article_rows(arts: pa.Table, load_id: str) -> pa.Table:
             pa.array([load_id] * n, pa.string()),
             arts.column("revision"),
             arts.column("digest"),
+            arts.column("kind"),
         ],
         schema=ARTICLE_SCHEMA,
     )
@@ -253,6 +289,7 @@ def _write_globals(
                 "load_id": [stage.load_id] * n,
                 "revision": pa.array([None] * n, pa.int64()),
                 "digest": pa.array([None] * n, pa.string()),
+                "kind": [""] * n,
             },
             schema=ARTICLE_SCHEMA,
         ),

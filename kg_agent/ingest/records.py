@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kg_agent.ingest.facts import Fact
+
 
 @dataclass(frozen=True, slots=True)
 class ParsedSection:
@@ -51,6 +53,11 @@ class ParsedPage:
     #: Where the page can be read again alone (see ``units.read_unit_located``).
     offset: int | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    #: The facts of its infoboxes, in page order (:mod:`kg_agent.ingest.infobox`).
+    facts: tuple[Fact, ...] = ()
+    #: What it is about: person, place, organisation, work, event, taxon or other
+    #: (:mod:`kg_agent.ingest.kinds`; "" when not read, as for a kept page).
+    kind: str = ""
 
     @property
     def is_redirect(self) -> bool:

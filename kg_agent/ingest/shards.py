@@ -1,7 +1,7 @@
 """Parsed pages as parquet shards: one shard per work unit, written by whoever parsed it.
 
 A shard is a handful of parquet files (articles, sections, raw links, category
-memberships, redirects) and a JSON marker written last, by rename: a shard with
+memberships, redirects, infobox facts) and a JSON marker written last, by rename: a shard with
 its marker is complete, one without is garbage from a killed worker and is parsed
 again. That marker is what makes a load resumable.
 
@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, chunk_text
+from kg_agent.ingest.facts import Fact, Link
 from kg_agent.ingest.known import PageFilter
 from kg_agent.ingest.records import ParsedPage
 
@@ -32,6 +33,7 @@ __all__ = [
     "KINDS",
     "ShardBuilder",
     "ShardSet",
+    "fact_rows",
     "parse_unit",
     "unit_ord",
 ]
@@ -49,6 +51,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("digest", pa.string()),
             ("kept", pa.bool_()),  # an update's unchanged page: no other rows (known.py)
             ("offset", pa.int64()),  # where the page can be read again alone (units.py)
+            ("kind", pa.string()),  # person, place, … (kinds.py)
             ORD,
         ]
     ),
@@ -78,6 +81,28 @@ SCHEMAS: dict[str, pa.Schema] = {
         ]
     ),
     "categories": pa.schema([("from", pa.string()), ("to", pa.string()), ORD]),
+    # one row per item of an infobox fact (infobox.py): a link (``target`` as written,
+    # resolved later) or a typed literal (``number``, ``date``)
+    "facts": pa.schema(
+        [
+            ("id", pa.string()),
+            ("article", pa.string()),
+            ("box", pa.string()),
+            ("sub_box", pa.string()),
+            ("key", pa.string()),
+            ("raw_key", pa.string()),
+            ("value", pa.string()),
+            ("position", pa.int64()),
+            ("item", pa.string()),
+            ("kind", pa.string()),
+            ("target", pa.string()),
+            ("number", pa.float64()),
+            ("unit", pa.string()),
+            ("date", pa.string()),
+            ("note", pa.string()),
+            ORD,
+        ]
+    ),
     "redirects": pa.schema([("title", pa.string()), ("target", pa.string()), ORD]),
 }
 KINDS = tuple(SCHEMAS)
@@ -168,6 +193,9 @@ class ShardBuilder:
         self.counts["sections"] += ordinal
         for cat in dict.fromkeys(page.categories):
             self.rows["categories"].append({"from": page.title, "to": cat, "_ord": ord_})
+        facts = fact_rows(page.title, page.facts, ord_)
+        self.rows["facts"].extend(facts)
+        self.counts["facts"] += len(facts)
         self.rows["articles"].append(_article(page, ordinal, words, ord_))
 
     def write(self, directory: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -200,8 +228,44 @@ def _article(page: ParsedPage, sections: int, words: int, ord_: int) -> dict[str
         "digest": page.digest,
         "kept": page.kept,
         "offset": page.offset,
+        "kind": page.kind or ("" if page.kept else "other"),
         "_ord": ord_,
     }
+
+
+def fact_rows(title: str, facts: Sequence[Fact], ord_: int) -> list[dict[str, Any]]:
+    """One row per item of each fact, numbered across the article (``title::fNNNN``)."""
+    rows: list[dict[str, Any]] = []
+    for fact in facts:
+        for position, item in enumerate(fact.items):
+            row: dict[str, Any] = {
+                "id": f"{title}::f{len(rows):04d}",
+                "article": title,
+                "box": fact.box,
+                "sub_box": fact.sub_box,
+                "key": fact.key,
+                "raw_key": fact.raw_key,
+                "value": fact.value,
+                "position": position,
+                "target": "",
+                "number": None,
+                "unit": "",
+                "date": "",
+                "note": item.note,
+                "_ord": ord_,
+            }
+            if isinstance(item, Link):
+                row.update(item=item.label, kind="link", target=item.target)
+            else:
+                row.update(item=item.text, kind=item.kind, unit=item.unit)
+                if item.kind in ("number", "year"):
+                    row["number"] = float(item.value)
+                if item.kind == "date":
+                    row["date"] = str(item.value)
+                elif item.kind == "year":
+                    row["date"] = f"{int(item.value):04d}"
+            rows.append(row)
+    return rows
 
 
 def _link(sid: str, article: str, target: str, n: int, ord_: int) -> dict[str, Any]:

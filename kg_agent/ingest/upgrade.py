@@ -16,6 +16,12 @@ first load does: ``kill -9`` at any moment leaves the old graph or the upgraded 
 Schema 2 → 3: articles get ``revision`` and ``digest`` (what ``kg-agent update``
 compares), added in place with ``ALTER TABLE`` in one transaction: a graph loaded
 before has none, so its first update re-reads every article once.
+
+Schema 3 → 4: articles get their ``kind`` (empty: unknown) and the infobox fact tables
+(``Fact``, ``HAS_FACT``, ``REFERS_TO``) are created, empty, in place, in one transaction.
+Facts and kinds are read from the dump's wikitext, which the graph does not keep: they
+come with the articles' next load (``kg-agent load DUMP --force``) or with the update
+that changes them; until then a question is answered from the text as before.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ _V1_TABLES = {
     "Article": "MATCH (a:Article) RETURN a.title AS title, a.page_id AS page_id, a.is_stub "
     "AS is_stub, a.is_disambiguation AS is_disambiguation, a.pagerank AS pagerank, "
     "a.n_sections AS n_sections, a.word_count AS word_count, a.load_id AS load_id, "
-    "CAST(NULL AS INT64) AS revision, CAST(NULL AS STRING) AS digest",
+    "CAST(NULL AS INT64) AS revision, CAST(NULL AS STRING) AS digest, '' AS kind",
     "Category": "MATCH (c:Category) RETURN c.name AS name",
     "Redirect": "MATCH (r:Redirect) RETURN r.title AS title, r.load_id AS load_id",
     "HAS_SECTION": "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) RETURN a.title AS f, s.id AS t",
@@ -78,11 +84,14 @@ def upgrade_graph(db_path: str | Path) -> bool:
         return False
     if version == "2":
         _upgrade_v2(db_path)
+        version = "3"
+    if version == "3":
+        _upgrade_v3(db_path)
         return True
     if version != "1":
         raise SchemaMismatchError(
             f"database {db_path} has schema version {version}; this kg-agent reads "
-            f"{SCHEMA_VERSION} and upgrades 1 and 2"
+            f"{SCHEMA_VERSION} and upgrades 1, 2 and 3"
         )
     root = index_dir(db_path)
     root.mkdir(parents=True, exist_ok=True)
@@ -110,6 +119,15 @@ def _upgrade_v2(db_path: str | Path) -> None:
     with GraphStore.open(db_path, read_only=False) as store:
         store.begin()
         store.add_article_revision_columns()
+        store.set_meta(schema_version="3")
+        store.commit()
+    write_checksums(db_path)
+
+
+def _upgrade_v3(db_path: str | Path) -> None:
+    with GraphStore.open(db_path, read_only=False) as store:
+        store.begin()
+        store.add_fact_tables()
         store.set_meta(schema_version=SCHEMA_VERSION)
         store.commit()
     write_checksums(db_path)

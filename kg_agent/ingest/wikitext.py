@@ -1,4 +1,5 @@
-"""Wikitext to clean per-section text, links, categories and a disambiguation flag.
+"""Wikitext to clean per-section text, links, categories, a disambiguation flag and the
+infoboxes' facts (read by :mod:`kg_agent.ingest.infobox`).
 
 Why a hand-written scanner rather than mwparserfromhell: building its node tree
 costs about 1.7 MB/s (≈60 large pages/s) on the English sample, which makes a full
@@ -34,12 +35,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote
 
+from kg_agent.ingest.facts import Box
+from kg_agent.ingest.infobox import InfoboxExtractor
+from kg_agent.ingest.markup import BAD_TARGET as _BAD_TARGET
+from kg_agent.ingest.markup import BRACKETS as _BRACKETS
+from kg_agent.ingest.markup import PIPE_TRICK as _PIPE_TRICK
+from kg_agent.ingest.markup import QUOTES as _QUOTES
+from kg_agent.ingest.markup import WORD as _WORD
+from kg_agent.ingest.namespaces import DEFAULT_NAMESPACES
 from kg_agent.ingest.records import ParsedSection
 from kg_agent.ingest.titles import normalize_title
 
 __all__ = [
     "BOILERPLATE_HEADINGS",
-    "DEFAULT_NAMESPACES",
     "LINK_TEMPLATES",
     "WikitextParser",
     "WikitextResult",
@@ -54,6 +62,7 @@ class WikitextResult:
     sections: tuple[ParsedSection, ...]
     categories: tuple[str, ...]
     is_disambiguation: bool
+    boxes: tuple[Box, ...] = ()  # the page's infoboxes, with their facts (infobox.py)
 
 
 # Section headings (compared lower-cased) whose sections, with their subsections, are
@@ -74,51 +83,6 @@ BOILERPLATE_HEADINGS: frozenset[str] = frozenset(
         "works cited",
     }
 )
-
-# Canonical English names and aliases → namespace number. Dumps add their own
-# (localised) names from <siteinfo>; see ``namespace_prefixes``.
-DEFAULT_NAMESPACES: Mapping[str, int] = {
-    "media": -2,
-    "special": -1,
-    "talk": 1,
-    "user": 2,
-    "user talk": 3,
-    "wikipedia": 4,
-    "wp": 4,
-    "project": 4,
-    "wikipedia talk": 5,
-    "wt": 5,
-    "project talk": 5,
-    "file": 6,
-    "image": 6,
-    "file talk": 7,
-    "image talk": 7,
-    "mediawiki": 8,
-    "mediawiki talk": 9,
-    "template": 10,
-    "template talk": 11,
-    "help": 12,
-    "help talk": 13,
-    "category": 14,
-    "category talk": 15,
-    "portal": 100,
-    "portal talk": 101,
-    "book": 108,
-    "book talk": 109,
-    "draft": 118,
-    "draft talk": 119,
-    "education program": 446,
-    "education program talk": 447,
-    "timedtext": 710,
-    "timedtext talk": 711,
-    "module": 828,
-    "module talk": 829,
-    "gadget": 2300,
-    "gadget talk": 2301,
-    "gadget definition": 2302,
-    "gadget definition talk": 2303,
-    "topic": 2600,
-}
 
 # Interwiki prefixes to sister projects and a few link services: the text shows the
 # label, but the target is not an article of this wiki.
@@ -214,7 +178,6 @@ _HTML_TAGS = (
 )
 _BREAK_TAG = re.compile(r"<(?:br|wbr|hr)\b[^<>]*>", re.I)
 _HTML_TAG = re.compile(rf"</?(?:{_HTML_TAGS})\b[^<>]*>", re.I)
-_QUOTES = re.compile(r"''+")
 _MAGIC = re.compile(r"__[A-Z]+__")
 _SPACE_BEFORE_PUNCT = re.compile(r" +([,.;:!?)\]])")
 _SPACE_AFTER_OPEN = re.compile(r"([(\[]) +")
@@ -223,10 +186,6 @@ _EMPTY_PARENS = re.compile(r" ?\([\s,;:]*\)")
 _PAREN_LEAD = re.compile(r"\((?:\s*[,;:])+\s*")
 _PAREN_TRAIL = re.compile(r"(?:\s*[,;])+\s*\)")
 _LIST_MARKER = re.compile(r"^[*#:;]+")
-_WORD = re.compile(r"\w")
-_BAD_TARGET = re.compile(r"[\[\]{}<>|\n]")  # characters MediaWiki forbids in titles
-_BRACKETS = re.compile(r"\[\[|\]\]|\{\{|\}\}")
-_PIPE_TRICK = re.compile(r"\s*\([^()]*\)\s*$")
 _NAMED_PARAM = re.compile(r"^\s*([^=\[\]{}|]*?)\s*=(?!=)")
 _WS_UNDERSCORE = re.compile(r"[\s_]+")
 
@@ -297,11 +256,14 @@ class WikitextParser:
         self._templates: dict[str, Callable[[list[str], dict[str, str], str], str]] = (
             _inline_templates()
         )
+        self._boxes = InfoboxExtractor(namespace_prefixes)
 
     # ------------------------------------------------------------------ page level
 
     def parse(self, title: str, wikitext: str) -> WikitextResult:
-        """Clean a page's wikitext into sections, categories and a disambiguation flag."""
+        """Clean a page's wikitext into sections, categories and a disambiguation flag,
+        and read its infoboxes' facts."""
+        boxes = self._boxes.boxes(wikitext)
         text = _COMMENT.sub("", wikitext)
         verbatim: list[str] = []
         if "<" in text:
@@ -340,7 +302,7 @@ class WikitextParser:
             current = (heading, tuple(h for _, h in path), level, m.end(), heading_links)
         if current is not None:
             self._add_section(sections, title, verbatim, current, text[current[3] :])
-        return WikitextResult(tuple(sections), categories, is_disambiguation)
+        return WikitextResult(tuple(sections), categories, is_disambiguation, boxes)
 
     def _add_section(
         self,

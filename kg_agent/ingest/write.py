@@ -282,7 +282,7 @@ class _Copier:
             if path.exists():
                 known.update(pq.read_table(path, columns=["title"]).column("title").to_pylist())
         targets: set[str] = set()
-        for kind in ("mentions", "links_to"):
+        for kind in ("mentions", "links_to", "refers_to"):
             for path in _files(st, units, "resolved", kind):
                 targets.update(
                     pc.unique(pq.read_table(path, columns=["to"]).column("to")).to_pylist()
@@ -339,6 +339,11 @@ class _Copier:
         self.copy("IN_CATEGORY", self._new_rows("in_category"))
         self.copy("MENTIONS", self._new_rows("mentions"))
         self.copy("LINKS_TO", self._new_rows("links_to"))
+        # the infobox facts of the written articles: every one written anew (a rewritten
+        # article's were deleted with its content; they are few beside its sections)
+        self.copy("Fact", _files(st, units, "resolved", "facts"))
+        self.copy("HAS_FACT", _files(st, units, "resolved", "has_fact"))
+        self.copy("REFERS_TO", _files(st, units, "resolved", "refers_to"))
         redirects = st.file("redirects.parquet")
         if redirects.exists():
             if not self.job.fresh:
@@ -454,6 +459,7 @@ class _Copier:
         gone = unchanged.add(now, staged.content(titles))
         self.store.delete_vectors([s for s in now.sections if s not in self.kept_vectors])
         edits.delete_content(sorted(gone.sections), sorted(gone.links), sorted(gone.categories))
+        self.store.delete_facts(titles)
 
 
 def existing_titles(
@@ -508,6 +514,7 @@ class _Edits:
             *_files(stage, job.units, "resolved", "links_to"),
             *_files(stage, job.units, "resolved", "mentions"),
         ]
+        self.refers = _files(stage, job.units, "resolved", "refers_to")
         self.redirects_to = stage.file("redirects_to.parquet")
 
     def before(self) -> None:
@@ -517,6 +524,7 @@ class _Edits:
             replaced.extend(sorted(existing_titles(self.store, titles, self.table)))
         touched = [*replaced, *self.deleted]
         self.stubs = self.graph.stubs_linked_from(touched, self.table)
+        self.stubs |= self.graph.stubs_referred_from(touched)
         self.categories = self.graph.categories_of(touched)
         removed = read_titles(Path(self.spec["removed_redirects"]))
         if self.spec.get("drop_redirects_into"):  # a delete: every deleted title's
@@ -546,6 +554,10 @@ class _Edits:
             into = read_titles(self.redirects_to, "to")
             every.update(into)
             written.update(into)
+        for path in self.refers:  # an infobox fact's link is written, never inferred
+            named = pc.unique(pq.read_table(path, columns=["to"]).column("to")).to_pylist()
+            every.update(named)
+            written.update(named)
         return every, written
 
     def after(self) -> dict[str, int]:

@@ -14,6 +14,9 @@ for answer candidates in evidence sentences) are the product's only ones:
   gap that no search fills.
 * :func:`kg_agent.language.spans.names`: candidate answers in a sentence, cut where a
   date begins ("died in Beaufort on June 30, 1816" → Beaufort).
+* :func:`cased_spans`: for a question typed in lower case ("who wrote animal farm"),
+  which has no capitals to find names by, the runs of its words a title may be, written
+  as a title would be ("Animal Farm", "Animal farm"), longest first.
 """
 
 from __future__ import annotations
@@ -22,14 +25,16 @@ import re
 from collections.abc import Callable
 
 from kg_agent.language.query_type import find_years
+from kg_agent.language.relations import RELATION_KEYS
 from kg_agent.language.tokens import NAME_PARTICLES, UPPER, fold, wordset
 
-__all__ = ["lookup_spans", "question_names"]
+__all__ = ["cased_spans", "is_lower_case", "lookup_spans", "question_names"]
 
 #: A run of capitalised words, with the particles names hold between them (and the
-#: words titles hold: "Pride and Prejudice", "Death in Venice").
+#: words titles hold: "Pride and Prejudice", "Death in Venice", "The World as Will and
+#: Representation", "Gone with the Wind").
 _NAME_RUN = re.compile(
-    rf"\b{UPPER}[\w'’.&-]*(?:\s+(?:(?:{NAME_PARTICLES}|and|in|on)\s+)*"
+    rf"\b{UPPER}[\w'’.&-]*(?:\s+(?:(?:{NAME_PARTICLES}|and|in|on|as|with|the|to|for|a)\s+)*"
     rf"(?:{UPPER}|[0-9])[\w'’.&-]*)*"
 )
 _POSSESSIVE = re.compile(r"['’]s$")
@@ -109,3 +114,46 @@ def question_names(query: str) -> tuple[str, ...]:
         if name:
             out.setdefault(fold(name), name)
     return tuple(out.values())
+
+
+#: Words a lower-case name never starts or ends with (the question's frame).
+_FRAME_WORDS = _SPAN_STOP | wordset(
+    "who's what's where's when's how's it's is was were be been do does did has have had "
+    "can could would should will shall may might get got go went live lives lived use used "
+    "say says said call called name named mean means"
+)
+_LOWER_PARTICLES = frozenset(NAME_PARTICLES.split("|")) | {"and", "in", "on", "as", "at"}
+_MAX_CASED_WORDS = 5
+
+
+def is_lower_case(question: str) -> bool:
+    """Whether ``question`` was typed without capitals (its first letter aside)."""
+    return not any(c.isupper() for c in question[1:])
+
+
+def cased_spans(question: str) -> list[str]:
+    """The runs of a lower-case question's words (at most five, none starting or ending
+    with a frame word) written as titles are: each word capitalised but the particles
+    ("Brave New World", "The World as Will and Representation"), and only the first
+    ("Animal farm"); longest first, then in question order."""
+    words = [w.removesuffix("'s").removesuffix("’s") for w in _WORD.findall(question)]
+    words = [w.strip(".") for w in words if w.strip(".")]
+    out: dict[str, None] = {}
+    for n in range(min(_MAX_CASED_WORDS, len(words)), 0, -1):
+        for i in range(len(words) - n + 1):
+            run = words[i : i + n]
+            if fold(run[0]) in _FRAME_WORDS or fold(run[-1]) in _FRAME_WORDS:
+                continue
+            if n == 1 and (len(run[0]) < 4 or fold(run[0]) in RELATION_KEYS):
+                continue  # "wrote", "capital": what is asked, not a name
+            titled = " ".join(
+                w if (j and w.lower() in _LOWER_PARTICLES) else w[:1].upper() + w[1:]
+                for j, w in enumerate(run)
+            )
+            out[titled] = None
+            out[run[0][:1].upper() + " ".join(run)[1:]] = None
+            last = run[-1]
+            if len(last) > 4 and last.endswith("s") and not last.endswith("ss"):
+                # a plural ("aardvarks"): titles are singular
+                out[titled[:-1]] = None
+    return list(out)

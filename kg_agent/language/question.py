@@ -43,6 +43,9 @@ class Question:
 
     text: str
     link: Linker | None = field(default=None, repr=False)
+    #: what finds the question's topics when ``link`` finds no entity (lower-case
+    #: words, surnames, acronyms: looser than retrieval's seeds should be)
+    find_topics: Linker | None = field(default=None, repr=False)
 
     @cached_property
     def words(self) -> frozenset[str]:
@@ -58,6 +61,15 @@ class Question:
     def entities(self) -> tuple[str, ...]:
         """The graph's articles the question names (its topic entities), in order."""
         return tuple(self.link(self.text)) if self.link is not None else ()
+
+    @cached_property
+    def topics(self) -> tuple[str, ...]:
+        """The articles the question asks about, for reading facts and for grounding: its
+        ``entities``, else what ``find_topics`` finds ("Is aikido a Chinese martial
+        art?": Aikido)."""
+        if self.entities or self.find_topics is None:
+            return self.entities
+        return tuple(self.find_topics(self.text))
 
     @property
     def linked(self) -> bool:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kg_agent.language.question import Question
 from kg_agent.llm.client import UsageMeter
+from kg_agent.store.reads import FactRow
 
 if TYPE_CHECKING:
     from kg_agent.multistep.trace import MultiStepTrace
@@ -24,13 +25,32 @@ if TYPE_CHECKING:
 Query = str | Question
 
 
+@dataclass(frozen=True, slots=True)
+class FactStatement:
+    """What a fact evidence item states: ``subject``'s infobox ``key`` (``label`` in
+    words) is ``value``; ``answer`` is the short answer it gives to the question it was
+    found for, with the reader's ``confidence`` in it (0..1); ``rows`` are its items as the
+    graph holds them; ``hop`` is 1 for the fact of the question's own entity, 2 for a
+    fact of the article a first fact led to."""
+
+    subject: str
+    key: str
+    label: str
+    value: str
+    answer: str
+    confidence: float
+    rows: tuple[FactRow, ...] = ()
+    hop: int = 1
+
+
 @dataclass(slots=True)
 class Evidence:
     """One retrieved section, with the scores that ranked it.
 
     ``similarity`` is the retrieval score of the source that found it (cosine
     for semantic search, normalised BM25 for keyword search); ``score`` is the
-    final ranking score after reranking; ``scores`` keeps each component.
+    final ranking score after reranking; ``scores`` keeps each component. An infobox
+    fact is evidence too (``source == "fact"``), its statement in ``fact``.
     """
 
     section_id: str
@@ -43,6 +63,7 @@ class Evidence:
     score: float = 0.0
     source: str = "semantic"
     scores: dict[str, float] = field(default_factory=dict)
+    fact: FactStatement | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -127,17 +148,26 @@ class Retriever(abc.ABC):
         """Return at most ``top_k`` evidence items, best first."""
 
 
-#: Rank tier of each source of evidence found through the graph: a named entity of the
-#: question, then its neighbours (and bridge-round evidence linked to round one),
-#: then the bridge round's own finds; everything found by text or vector search is 0.
+#: Rank tier of each source of evidence found through the graph: an infobox fact that
+#: answers the question, a named entity of the question, then its neighbours (and
+#: bridge-round evidence linked to round one), then the bridge round's own finds;
+#: everything found by text or vector search is 0.
 #: Rerankers reorder within a tier, never across.
-GRAPH_TIERS: dict[str, int] = {"entity": 3, "graph": 2, "bridge_linked": 2, "bridge": 1}
+GRAPH_TIERS: dict[str, int] = {
+    "fact": 4,
+    "entity": 3,
+    "graph": 2,
+    "bridge_linked": 2,
+    "bridge": 1,
+}
 #: What the graph retriever adds to a similarity in [-1, 1] so that its tiers never
 #: interleave when evidence of several searches is pooled and sorted by score (the
 #: multi-step pool, where a later step's finds are also scaled down). Bridge-round
 #: records carry no offset: they rank below round one's graph tiers by score and are
 #: ordered by their tier only by :class:`~kg_agent.retrieval.stages.TierOrder`.
-SCORE_OFFSETS: dict[str, float] = {"entity": 4.0, "graph": 2.0}
+SCORE_OFFSETS: dict[str, float] = {"fact": 6.0, "entity": 4.0, "graph": 2.0}
+#: How the CLI and ``/v1/search`` name a tier.
+TIER_NAMES: dict[int, str] = {4: "fact", 3: "named", 2: "linked", 1: "bridge", 0: "search"}
 #: The lowest tier that counts as *graph-found*: kept by the quality filter and by the
 #: multi-step relevance threshold whatever its word overlap with the question (a bridge
 #: passage shares few words with the question by nature).

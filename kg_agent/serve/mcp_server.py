@@ -161,6 +161,7 @@ def build_mcp_server(service: GraphService) -> MCPServer:
         return {
             "answer": result.get("answer"),
             "short_answer": result.get("short_answer"),
+            "confidence": result.get("confidence"),
             "answerable": result.get("answerable"),
             "mode": result.get("mode"),
             "citations": [_citation(c) for c in result.get("citations") or []],

@@ -31,7 +31,7 @@ from kg_agent.exceptions import InvalidArgumentError, KGAgentError
 from kg_agent.language.question import MAX_QUESTION_LENGTH, check_question
 from kg_agent.pipeline import QueryPipeline
 from kg_agent.result import QueryEventHandler
-from kg_agent.retrieval.base import evidence_tier
+from kg_agent.retrieval.base import TIER_NAMES, evidence_tier
 from kg_agent.serve.paths import evidence_path
 
 __all__ = ["GraphService", "NotFound", "ServeOptions", "ServiceBusy", "ServiceTimeout"]
@@ -39,9 +39,6 @@ __all__ = ["GraphService", "NotFound", "ServeOptions", "ServiceBusy", "ServiceTi
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-#: How ``/v1/search`` names an evidence item's tier (``retrieval/base.py: GRAPH_TIERS``).
-_TIER_NAMES = {3: "named", 2: "linked", 1: "bridge", 0: "search"}
 
 
 class ServiceBusy(KGAgentError):
@@ -281,7 +278,7 @@ class GraphService:
             "question": q,
             "retrieval": pipeline.config.retrieval,
             "evidence": [
-                dict(ev.to_dict(), rank=i, tier=_TIER_NAMES[evidence_tier(ev)])
+                dict(ev.to_dict(), rank=i, tier=TIER_NAMES[evidence_tier(ev)])
                 for i, ev in enumerate(ranked.evidence, 1)
             ],
             "trace": ranked.trace,

@@ -8,7 +8,14 @@ package alone.
 from kg_agent.store.graph import NODE_TABLES, REL_TABLES, SCHEMA_VERSION, GraphStore
 from kg_agent.store.layout import index_dir, remove_database
 from kg_agent.store.reader import GraphReader
-from kg_agent.store.reads import RECENT, VECTOR_INDEX, IndexStatus, SectionHit, StoreStats
+from kg_agent.store.reads import (
+    RECENT,
+    VECTOR_INDEX,
+    FactRow,
+    IndexStatus,
+    SectionHit,
+    StoreStats,
+)
 from kg_agent.store.text_index import TextIndex
 from kg_agent.store.vectors import MAX_UNINDEXED, UNINDEXED, vector_count
 
@@ -20,6 +27,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "UNINDEXED",
     "VECTOR_INDEX",
+    "FactRow",
     "GraphReader",
     "GraphStore",
     "IndexStatus",

@@ -199,6 +199,18 @@ class GraphEdits:
             "LINKS_TO",
         )
 
+    def stubs_referred_from(self, titles: Sequence[str]) -> set[str]:
+        """Stubs that the given articles' infobox facts name (a fact's link makes a
+        stub as a link does, also where the text does not link it: ``{{flag|X}}``)."""
+        if not self.store.has_facts:
+            return set()
+        return self._titles(
+            "MATCH (a:Article {title: $key})-[:HAS_FACT]->(:Fact)-[:REFERS_TO]->(b:Article) "
+            "WHERE b.is_stub = true RETURN DISTINCT b.title",
+            titles,
+            "HAS_FACT",
+        )
+
     def stubs_redirected_from(self, redirects: Sequence[str]) -> set[str]:
         return self._titles(
             "MATCH (r:Redirect {title: $key})-[:REDIRECTS_TO]->(b:Article) "
@@ -222,7 +234,8 @@ class GraphEdits:
         )
 
     def still_linked(self, titles: Sequence[str]) -> set[str]:
-        """Which of ``titles`` something written links to: a link, a mention, a redirect."""
+        """Which of ``titles`` something written links to: a link, a mention, a redirect,
+        an infobox fact."""
         return self._linked(titles, written=True)
 
     def unlinked_stubs(self, titles: Sequence[str]) -> set[str]:
@@ -235,7 +248,7 @@ class GraphEdits:
     def _linked(self, titles: Sequence[str], *, written: bool) -> set[str]:
         """Which of ``titles`` have an edge into them (``written``: not an inferred one).
 
-        Three statements, each from the article backwards: Kùzu 0.11.3 plans
+        Up to four statements, each from the article backwards: Kùzu 0.11.3 plans
         ``WHERE EXISTS { MATCH (:Article)-[:LINKS_TO]->(a) }`` as a scan of every link
         (0.4 s an article at 100k articles), a backward match as a lookup (~1 ms).
         """
@@ -255,10 +268,18 @@ class GraphEdits:
             "MENTIONS",
         )
         rest = [t for t in rest if t not in out]
-        return out | self._titles(
+        out |= self._titles(
             "MATCH (:Redirect)-[:REDIRECTS_TO]->(a:Article {title: $key}) RETURN DISTINCT a.title",
             rest,
             "REDIRECTS_TO",
+        )
+        rest = [t for t in rest if t not in out]
+        if not rest or not self.store.has_facts:
+            return out
+        return out | self._titles(
+            "MATCH (:Fact)-[:REFERS_TO]->(a:Article {title: $key}) RETURN DISTINCT a.title",
+            rest,
+            "REFERS_TO",
         )
 
     def article_content(
@@ -400,7 +421,8 @@ class GraphEdits:
         self._each(
             "MATCH (a:Article {title: $key}) SET a.is_stub = true, "
             "a.page_id = NULL, a.is_disambiguation = false, a.pagerank = 0.0, "
-            "a.n_sections = 0, a.word_count = 0, a.revision = NULL, a.digest = NULL",
+            "a.n_sections = 0, a.word_count = 0, a.revision = NULL, a.digest = NULL, "
+            "a.kind = ''",
             titles,
         )
         return [[int(x), int(a)] for x, a in unlinked]

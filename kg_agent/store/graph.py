@@ -50,10 +50,11 @@ from kg_agent.store.vectors import VectorWrites, vector_table_ddl
 
 #: 2: full-text search moved to a tantivy index beside the database; vectors moved to
 #: SectionVector; Section.text_hash; Load.status.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 #: Schemas a reader opens as they are: 2 lacks only the articles' ``revision`` and
-#: ``digest``, which no query reads (a writer upgrades it first).
-READABLE_SCHEMA_VERSIONS = frozenset({"2", SCHEMA_VERSION})
+#: ``digest``, which no query reads; 3 lacks the infobox facts and the articles' kind,
+#: which a query then does without (a writer upgrades either first).
+READABLE_SCHEMA_VERSIONS = frozenset({"2", "3", SCHEMA_VERSION})
 
 #: :meth:`GraphStore._keyed` looks rows up one by one while they are at most a
 #: 1/_POINT_PER_ROWS share of the rows of the table a scan would read. Measured on graphs
@@ -73,8 +74,26 @@ LINKER_FILE = "linker.pkl"  # the saved entity linker, in the index generation
 _OLD_FTS_INDEXES = (("Section", "section_text_fts"), ("Article", "article_title_fts"))
 
 # Tables a bulk load copies into, in dependency order (nodes before rels).
-NODE_TABLES = ("Article", "Section", "SectionVector", "Category", "Redirect")
-REL_TABLES = ("HAS_SECTION", "LINKS_TO", "MENTIONS", "IN_CATEGORY", "REDIRECTS_TO")
+NODE_TABLES = ("Article", "Section", "SectionVector", "Category", "Redirect", "Fact")
+REL_TABLES = (
+    "HAS_SECTION",
+    "LINKS_TO",
+    "MENTIONS",
+    "IN_CATEGORY",
+    "REDIRECTS_TO",
+    "HAS_FACT",
+    "REFERS_TO",
+)
+FACT_TABLES = frozenset({"Fact", "HAS_FACT", "REFERS_TO"})
+#: The infobox facts (schema 4): one node per item of a box parameter (docs/schema.md).
+FACT_DDL = (
+    "CREATE NODE TABLE IF NOT EXISTS Fact(id STRING PRIMARY KEY, article STRING, "
+    "box STRING, sub_box STRING, key STRING, raw_key STRING, value STRING, position INT64, "
+    "item STRING, kind STRING, target STRING, number DOUBLE, unit STRING, date STRING, "
+    "note STRING)",
+    "CREATE REL TABLE IF NOT EXISTS HAS_FACT(FROM Article TO Fact)",
+    "CREATE REL TABLE IF NOT EXISTS REFERS_TO(FROM Fact TO Article)",
+)
 
 
 def _schema_ddl(dimension: int) -> list[str]:
@@ -85,7 +104,7 @@ def _schema_ddl(dimension: int) -> list[str]:
         "articles INT64, redirects INT64, sections INT64, model STRING, status STRING)",
         "CREATE NODE TABLE IF NOT EXISTS Article(title STRING PRIMARY KEY, page_id INT64, "
         "is_stub BOOLEAN, is_disambiguation BOOLEAN, pagerank DOUBLE, n_sections INT64, "
-        "word_count INT64, load_id STRING, revision INT64, digest STRING)",
+        "word_count INT64, load_id STRING, revision INT64, digest STRING, kind STRING)",
         "CREATE NODE TABLE IF NOT EXISTS Section(id STRING PRIMARY KEY, article STRING, "
         "heading STRING, heading_path STRING, level INT64, ordinal INT64, part INT64, "
         "text STRING, word_count INT64, text_hash STRING)",
@@ -103,6 +122,7 @@ def _schema_ddl(dimension: int) -> list[str]:
         "inferred BOOLEAN)",
         "CREATE REL TABLE IF NOT EXISTS IN_CATEGORY(FROM Article TO Category)",
         "CREATE REL TABLE IF NOT EXISTS REDIRECTS_TO(FROM Redirect TO Article)",
+        *FACT_DDL,
     ]
 
 
@@ -405,6 +425,13 @@ class GraphStore(GraphReads, VectorWrites):
         self._run("ALTER TABLE Article ADD revision INT64")
         self._run("ALTER TABLE Article ADD digest STRING")
 
+    def add_fact_tables(self) -> None:
+        """Schema 3 → 4 (see :mod:`kg_agent.ingest.upgrade`): the articles' kind and the
+        infobox fact tables (empty: facts come with a load or update of the articles)."""
+        self._run("ALTER TABLE Article ADD kind STRING DEFAULT ''")
+        for stmt in FACT_DDL:
+            self._run(stmt)
+
     def check_model(self, *, dimension: int, model: str) -> None:
         """Refuse to add sections embedded by another model (or of another dimension)."""
         meta = self.meta()
@@ -519,7 +546,8 @@ class GraphStore(GraphReads, VectorWrites):
     def clear_article_content(
         self, titles: Sequence[str], *, keep_vectors: Collection[str] = ()
     ) -> None:
-        """Remove what a re-load replaces: sections, outgoing links and category edges.
+        """Remove what a re-load replaces: sections, outgoing links, category edges and
+        infobox facts.
 
         The Article node itself stays, so links *into* it from other loads survive.
         ``keep_vectors``: section ids whose vector stays (the re-load writes the same
@@ -542,6 +570,16 @@ class GraphStore(GraphReads, VectorWrites):
             titles,
             table="IN_CATEGORY",
         )
+        self.delete_facts(titles)
+
+    def delete_facts(self, titles: Sequence[str]) -> None:
+        """The infobox facts of the articles ``titles`` (with their edges)."""
+        if titles and self.has_facts:
+            self._keys(
+                "MATCH (a:Article {title: $key})-[:HAS_FACT]->(f:Fact) DETACH DELETE f",
+                titles,
+                table="HAS_FACT",
+            )
 
     def delete_redirects(self, titles: Sequence[str]) -> None:
         self._keys("MATCH (r:Redirect {title: $key}) DETACH DELETE r", titles, table="Redirect")
@@ -553,8 +591,8 @@ class GraphStore(GraphReads, VectorWrites):
             "SET a.page_id = CAST($page_id AS INT64), a.is_stub = $is_stub, "
             "a.is_disambiguation = $is_disambiguation, a.n_sections = $n_sections, "
             "a.word_count = $word_count, a.load_id = $load_id, "
-            "a.revision = CAST($revision AS INT64), a.digest = $digest",
-            [dict(r) for r in rows],
+            "a.revision = CAST($revision AS INT64), a.digest = $digest, a.kind = $kind",
+            [{"kind": "", **r} for r in rows],
             table="Article",
         )
 
@@ -605,13 +643,18 @@ class GraphStore(GraphReads, VectorWrites):
     def table_counts(self) -> dict[str, int]:
         """Rows of each node and relationship table."""
         out = {}
+        facts = self.has_facts
         for t in NODE_TABLES:
+            if t == "Fact" and not facts:
+                continue
             out[t] = int(self._scalar(f"MATCH (n:{t}) RETURN count(n)") or 0)
         if UNINDEXED in self.vector_tables():
             out[UNINDEXED] = self.unindexed_count()
         if self.recent_table() is not None:
             out[RECENT] = self.recent_count()
         for t in REL_TABLES:
+            if t in FACT_TABLES and not facts:
+                continue
             out[t] = int(self._scalar(f"MATCH ()-[r:{t}]->() RETURN count(r)") or 0)
         return out
 
@@ -623,7 +666,10 @@ class GraphStore(GraphReads, VectorWrites):
         """
         out: dict[str, int] = {}
         extra = tuple(t for t in self.vector_tables() if t != "SectionVector")
+        facts = self.has_facts
         for table in (*NODE_TABLES, *extra, *REL_TABLES, "Meta", "Load"):
+            if table in FACT_TABLES and not facts:
+                continue
             cols = [
                 (str(r[0]), str(r[1]))
                 for r in self._run(f"CALL TABLE_INFO('{table}') RETURN name, type")

@@ -28,6 +28,7 @@ __all__ = [
     "RECENT_INDEX",
     "UNINDEXED",
     "VECTOR_INDEX",
+    "FactRow",
     "GraphReads",
     "IndexStatus",
     "SectionHit",
@@ -90,11 +91,59 @@ class StoreStats:
     unindexed_vectors: int = 0
     #: of updates' vectors, those in the second, smaller index (vectors.py)
     recent_vectors: int = 0
+    #: infobox fact items, and the articles that have at least one (0: a graph of schema 3)
+    facts: int = 0
+    articles_with_facts: int = 0
+    #: articles (not stubs) of each kind: person, place, … ("" for unknown)
+    kinds: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
 
         return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class FactRow:
+    """One item of an infobox fact, as the graph holds it (docs/schema.md): ``target``
+    is the article a link item names (through redirects), ``number`` and ``date`` a
+    literal's value (ISO date, or the year)."""
+
+    id: str
+    article: str
+    box: str
+    sub_box: str
+    key: str
+    raw_key: str
+    value: str
+    position: int
+    item: str
+    kind: str
+    target: str
+    number: float | None
+    unit: str
+    date: str
+    note: str
+
+
+_FACTS_OF = (
+    "MATCH (a:Article {title: $title})-[:HAS_FACT]->(f:Fact) RETURN f.id, f.article, f.box, "
+    "f.sub_box, f.key, f.raw_key, f.value, f.position, f.item, f.kind, f.target, f.number, "
+    "f.unit, f.date, f.note"
+)
+
+
+_FACTS_NAMING = (
+    "MATCH (f:Fact)-[:REFERS_TO]->(:Article {title: $title}) RETURN f.id, f.article, f.box, "
+    "f.sub_box, f.key, f.raw_key, f.value, f.position, f.item, f.kind, f.target, f.number, "
+    "f.unit, f.date, f.note"
+)
+
+
+def _fact_order(fact_id: str) -> int:
+    """The item's place in its article (ids are ``title::fNNNN``)."""
+    tail = fact_id.rsplit("::f", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
 
 
 VECTOR_INDEX = "section_embedding_idx"
@@ -283,7 +332,67 @@ class GraphReads:
             ],
             unindexed_vectors=self.unindexed_count(),
             recent_vectors=self.recent_count(),
+            **self._fact_stats(),
         )
+
+    def _fact_stats(self) -> dict[str, Any]:
+        if not self.has_facts:
+            return {}
+        kinds = self._run(
+            "MATCH (a:Article) WHERE a.is_stub = false RETURN a.kind, count(a) ORDER BY a.kind"
+        )
+        return {
+            "facts": self._count("MATCH (f:Fact) RETURN count(f)"),
+            "articles_with_facts": self._count(
+                "MATCH (a:Article)-[:HAS_FACT]->(:Fact) RETURN count(DISTINCT a)"
+            ),
+            "kinds": {str(k or ""): int(n) for k, n in kinds},
+        }
+
+    @property
+    def has_facts(self) -> bool:
+        """Whether the graph has the infobox fact tables (schema 4; a reader may open a 3,
+        whose questions are then answered from the text alone)."""
+        known: bool | None = getattr(self, "_has_facts", None)
+        if known is None:
+            names = {str(r[0]) for r in self._run("CALL SHOW_TABLES() RETURN name")}
+            known = "Fact" in names
+            if getattr(self, "read_only", False):
+                self._has_facts = known
+        return known
+
+    def facts_of(self, titles: Sequence[str]) -> list[FactRow]:
+        """The infobox facts of the articles ``titles`` (redirects not followed), each
+        item a row, in the articles' order and then page order; [] on a schema-3 graph."""
+        if not self.has_facts or not titles:
+            return []
+        out: list[FactRow] = []
+        for title in dict.fromkeys(titles):  # a primary-key lookup each (see _keyed)
+            rows = self._run(_FACTS_OF, {"title": title})
+            out.extend(FactRow(*r) for r in sorted(rows, key=lambda r: _fact_order(str(r[0]))))
+        return out
+
+    def facts_naming(self, titles: Sequence[str]) -> list[FactRow]:
+        """The fact items whose link names one of ``titles`` (the other side of
+        ``REFERS_TO``: "the country whose capital is Luanda"); [] on a schema-3 graph."""
+        if not self.has_facts or not titles:
+            return []
+        out: list[FactRow] = []
+        for title in dict.fromkeys(titles):
+            rows = self._run(_FACTS_NAMING, {"title": title})
+            out.extend(FactRow(*r) for r in sorted(rows, key=lambda r: str(r[0])))
+        return out
+
+    def article_kinds(self, titles: Sequence[str]) -> dict[str, str]:
+        """The kind of each of ``titles`` that is an article ("" when unknown)."""
+        if not self.has_facts or not titles:
+            return {}
+        out: dict[str, str] = {}
+        for title in dict.fromkeys(titles):
+            rows = self._run("MATCH (a:Article {title: $t}) RETURN a.kind", {"t": title})
+            if rows:
+                out[title] = str(rows[0][0] or "")
+        return out
 
     def vector_search(self, embedding: Sequence[float], k: int) -> list[SectionHit]:
         """Nearest sections by cosine similarity: through the HNSW index, and by an exact
@@ -638,6 +747,41 @@ class GraphReads:
             )
             for sid, r in rows.items()
         }
+
+    def mention_sections(self, source: str, targets: Sequence[str]) -> list[tuple[str, str, int]]:
+        """(target, section id, section ordinal) for each section of ``source`` that
+        mentions one of ``targets`` (a ``MENTIONS`` edge), the lead first: where the
+        source's text says what links it to each."""
+        if not targets:
+            return []
+        rows = self._run(
+            "MATCH (a:Article {title: $s})-[:HAS_SECTION]->(x:Section)-[:MENTIONS]->(b:Article) "
+            "WHERE b.title IN $t RETURN b.title, x.id, x.ordinal ORDER BY x.ordinal, x.id",
+            {"s": source, "t": list(dict.fromkeys(targets))},
+        )
+        return [(str(t), str(sid), int(o or 0)) for t, sid, o in rows]
+
+    def shared_links(self, a: str, b: str, k: int = 50) -> list[tuple[str, int, int, int]]:
+        """Articles linked with both ``a`` and ``b`` (either direction), as (title,
+        links with ``a``, links with ``b``, articles linking to it), most linked first:
+        what two articles have in common in the graph, and how common it is."""
+        rows = self._run(
+            "MATCH (x:Article {title: $a})-[r1:LINKS_TO]-(z:Article)-[r2:LINKS_TO]-"
+            "(y:Article {title: $b}) WHERE z.title <> $a AND z.title <> $b "
+            "RETURN z.title, sum(r1.count), sum(r2.count)",
+            {"a": a, "b": b},
+        )
+        found = [(str(z), int(c1 or 0), int(c2 or 0)) for z, c1, c2 in rows]
+        found.sort(key=lambda r: (-(r[1] * r[2]), r[0]))
+        found = found[:k]
+        linking = dict(
+            self._run(
+                "MATCH (w:Article)-[:LINKS_TO]->(z:Article) WHERE z.title IN $z "
+                "RETURN z.title, count(*)",
+                {"z": [z for z, _, _ in found]},
+            )
+        )
+        return [(z, c1, c2, int(linking.get(z, 0))) for z, c1, c2 in found]
 
     def categories_of(self, title: str) -> list[str]:
         rows = self._run(

@@ -29,7 +29,7 @@ def format_reading(reading: OfflineReading) -> str:
             f"{NOT_IN_GRAPH}: the evidence found does not answer this question. The closest: {body}"
         )
     lead = ""
-    if reading.short_answer:
+    if reading.short_answer and reading.shown:  # below the threshold: the sentences alone
         cites = "".join(f" [{n}]" for n in reading.short_cites)
         lead = f"{reading.short_answer}{cites}. "
     return f"{lead}{EXTRACTIVE_LABEL}: {body}"

@@ -20,6 +20,7 @@ from kg_agent.answering.reader import MAX_ANSWER_WORDS, SUPPORT_THRESHOLD
 from kg_agent.language.question import Question, query_text
 from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, metered_complete, metered_stream
 from kg_agent.retrieval.base import Evidence
+from kg_agent.retrieval.connection import Connection
 from kg_agent.synthesis.claude import (
     DEFAULT_SYNTHESIS_MODEL,
     SYSTEM_PROMPT,
@@ -30,7 +31,7 @@ from kg_agent.synthesis.claude import (
     support_note,
 )
 from kg_agent.synthesis.context import MultiDocSynthesizer, NumberedEvidence
-from kg_agent.synthesis.extractive import format_reading
+from kg_agent.synthesis.extractive import NOT_IN_GRAPH, format_reading
 from kg_agent.synthesis.fewshot import FewShotManager, format_examples
 
 __all__ = [
@@ -52,15 +53,22 @@ def strip_citations(text: str) -> str:
 
 log = logging.getLogger(__name__)
 
+#: The question's own evidence numbered after a connection's links (to read further).
+CONNECTION_EXTRA = 3
+#: What connects two articles is many things at once (a war both fought in, a programme
+#: both flew in): the one named first is a reading, never *the* answer, so never bold.
+CONNECTION_CONFIDENCE = 0.3
+
 
 @dataclass(slots=True)
 class Synthesis:
     """An answer, the numbered evidence its ``[n]`` point into, and how it was made
     (``mode``: ``claude`` or ``extractive``).
 
-    ``short_answer`` is the answer in a few words (None when none was found);
-    ``answerable`` is False when the evidence does not support an answer, with
-    ``support`` the evidence check's score behind that (0..1).
+    ``short_answer`` is the answer in a few words, when it is sure enough to be shown
+    (None otherwise); ``candidate`` the reader's best short answer, shown or not, with its
+    ``confidence`` (0..1); ``answerable`` is False when the evidence does not support an
+    answer, with ``support`` the evidence check's score behind that (0..1).
     """
 
     answer: str
@@ -71,6 +79,9 @@ class Synthesis:
     short_answer: str | None = None
     answerable: bool = True
     support: float = 0.0
+    candidate: str | None = None
+    confidence: float = 0.0
+    found_by: str = ""  # how the reader found the candidate ("fact", "span", …)
 
 
 def claude_prompt(
@@ -97,9 +108,12 @@ def _from_reading(reading: OfflineReading, numbered: NumberedEvidence) -> Synthe
         format_reading(reading),
         numbered,
         "extractive",
-        short_answer=reading.short_answer,
+        short_answer=reading.short_answer if reading.shown else None,
         answerable=reading.answerable and bool(reading.sentences),
         support=reading.support,
+        candidate=reading.short_answer,
+        confidence=reading.confidence,
+        found_by=reading.source,
     )
 
 
@@ -118,6 +132,43 @@ class Synthesizer(abc.ABC):
         on_text: Callable[[str], None] | None = None,
     ) -> Synthesis:
         """The answer; ``on_text`` gets a model's text as it is written (streaming)."""
+
+    def refuse(
+        self, question: str | Question, evidence: Sequence[Evidence], missing: Sequence[str]
+    ) -> Synthesis:
+        """ "Not in the graph": what the question names (``missing``) is no article of the
+        graph, so no evidence can answer it, whatever a search returned (no model is
+        asked). The closest evidence is still numbered, for a reader to check."""
+        numbered = self.numbering.number(evidence[:3])
+        what = "; ".join(missing) if missing else "what the question names"
+        text = (
+            f"{NOT_IN_GRAPH}: the graph has no article about {what}, so it cannot answer "
+            "this question."
+        )
+        return Synthesis(text, numbered, "extractive", answerable=False, found_by="grounding")
+
+    def connect(
+        self, question: str | Question, connection: Connection, evidence: Sequence[Evidence]
+    ) -> Synthesis:
+        """ "How is X connected to Y?": the connection in words, one link per line with
+        the sentence that makes it, cited (:mod:`kg_agent.retrieval.connection`); no model
+        is asked, the graph states it. The question's evidence is numbered after the
+        links' sections, for a reader to follow."""
+        numbered = self.numbering.number([*connection.evidence, *evidence[:CONNECTION_EXTRA]])
+        first: dict[str, int] = {}
+        for n, ev in numbered.items:
+            first.setdefault(ev.section_id, n)
+        text = connection.describe(lambda ev: first[ev.section_id])
+        return Synthesis(
+            text,
+            numbered,
+            "graph",
+            answerable=bool(connection.links),
+            support=1.0 if connection.links else 0.0,
+            candidate=connection.through,
+            confidence=CONNECTION_CONFIDENCE if connection.through else 0.0,
+            found_by="connection",
+        )
 
 
 class ExtractiveSynthesizer(Synthesizer):
@@ -205,6 +256,8 @@ class ClaudeSynthesizer(Synthesizer):
                     short_answer=None if unanswered else short,
                     answerable=not unanswered,
                     support=reading.support,
+                    candidate=None if unanswered else short,
+                    confidence=reading.confidence,
                 )
             meter.record_failure()  # a reply without text is a failed answer
             raise LLMError("bad_response", "empty answer")
@@ -215,3 +268,26 @@ class ClaudeSynthesizer(Synthesizer):
         out.warnings.append(msg)
         out.usage = meter
         return out
+
+    def connect(
+        self, question: str | Question, connection: Connection, evidence: Sequence[Evidence]
+    ) -> Synthesis:
+        """The connection's lines, then Claude's account of them, cited alike (the same
+        evidence, numbered the same); the lines alone when the call fails."""
+        lines = super().connect(question, connection, evidence)
+        prose = self.synthesize(question, [*connection.evidence, *evidence[:CONNECTION_EXTRA]])
+        if prose.mode != "claude":
+            lines.warnings += prose.warnings
+            lines.usage = prose.usage
+            return lines
+        return Synthesis(
+            f"{lines.answer}\n\n{prose.answer}",
+            lines.numbered,
+            "claude",
+            usage=prose.usage,
+            answerable=lines.answerable,
+            support=lines.support,
+            candidate=lines.candidate,
+            confidence=lines.confidence,
+            found_by="connection",
+        )

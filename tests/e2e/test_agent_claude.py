@@ -345,8 +345,13 @@ def test_claude_short_answer_line_is_split_out(
 def test_claude_is_told_when_the_graph_lacks_the_answer_and_says_so(
     agent: KnowledgeGraphAgent, fake: FakeAnthropic
 ) -> None:
+    # about something the graph has no article for: refused before Claude is asked
+    refused = agent.query("Who won the 2022 FIFA World Cup final in Qatar?")
+    assert not refused.answerable and refused.usage["calls"] == 0 and not fake.message_requests
+    assert refused.answer.startswith("Not in the graph")
+    # about an article the graph has, but not what its evidence says: Claude is told
     fake.enqueue(text("Short answer: not in the graph\nThe evidence is about early computers [1]."))
-    r = agent.query("Who won the 2022 FIFA World Cup final in Qatar?")
+    r = agent.query("What was Charles Babbage's favourite colour and which shoes did he wear?")
     req = fake.message_requests[-1]
     assert "does NOT cover the question's names and words" in req.user_text
     assert "not in the graph" in req.system
@@ -510,11 +515,13 @@ def test_structural_question_with_claude(agent: KnowledgeGraphAgent, fake: FakeA
     fake.enqueue(text("Ada Lovelace wrote the notes on the Analytical Engine [1]."))
     r = agent.query("How is Ada Lovelace connected to IBM?")
     assert r.mode == "graph"
-    assert r.path == "claude"  # Claude wrote the prose after the graph line
+    assert r.path == "claude"  # Claude wrote the prose after the graph's lines
     assert r.graph is not None and r.graph["rows"]
-    assert r.answer.startswith("Graph (connection_path): ")
-    assert r.answer.endswith("Ada Lovelace wrote the notes on the Analytical Engine [1].")
-    assert [c.n for c in r.citations] == [1]
+    assert r.answer.startswith("How Ada Lovelace and IBM are connected in the graph:\n")
+    assert r.answer.endswith("\n\nAda Lovelace wrote the notes on the Analytical Engine [1].")
+    # the lines and the prose cite the same numbered evidence
+    assert [c.n for c in r.citations] == [1, 2, 3]
+    assert r.citations[0].title == "Ada Lovelace"
     assert r.usage["calls"] == 1
 
 

@@ -65,8 +65,11 @@ def test_ask_prints_an_answer_and_its_sources(db: str) -> None:
     result = invoke("ask", ENIAC_Q, "--db", db)
     assert result.exit_code == 0, result.output
     out = result.stdout
-    # the short answer first, with its citation, then the sentences it comes from
-    assert re.match(r"17,468 vacuum tubes \[1\]\. " + re.escape(EXTRACTIVE_LABEL) + ": ", out), out
+    # the sentence that answers, cited (a number read from text is not sure enough to be
+    # shown in bold: docs/answers.md)
+    assert re.match(re.escape(EXTRACTIVE_LABEL) + r": ENIAC contained 17,468 vacuum tubes", out), (
+        out
+    )
     answer, _, sources = out.partition("\nSources:\n")
     assert sources, out
     source_lines = sources.rstrip().splitlines()
@@ -136,7 +139,8 @@ def test_ask_no_enhancements_has_no_rerank_score(db: str, shared_model: None) ->
 def test_ask_structural_question(db: str, shared_model: None) -> None:
     result = invoke("ask", "How is Ada Lovelace connected to IBM?", "--db", db)
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("Graph (connection_path): path=['Ada Lovelace'")
+    assert result.stdout.startswith("How Ada Lovelace and IBM are connected in the graph:\n")
+    assert "- Ada Lovelace → Analytical Engine: “" in result.stdout
     assert "(offline: graph" in result.stderr
 
 

@@ -268,6 +268,8 @@ def test_schema_doc_cypher_runs_on_the_sample(
         "alias": "Ada Byron",
         "category": "Computer pioneers",
         "text": "punched cards",
+        "key": "knownfor",
+        "target": "Analytical Engine",
     }
     names = set(re.findall(r"\$(\w+)", cypher))
     if "vector" in names:

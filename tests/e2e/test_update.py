@@ -31,7 +31,7 @@ from kg_agent.exceptions import InvalidArgumentError, LoadAborted
 from kg_agent.ingest.pipeline import LoadOptions, load_source
 from kg_agent.ingest.stage import LoadLock
 from kg_agent.ingest.update import UpdateOptions, is_full_dump, update_graph
-from kg_agent.store import UNINDEXED, GraphStore
+from kg_agent.store import SCHEMA_VERSION, UNINDEXED, GraphStore
 from kg_agent.store import graph as graph_module
 from kg_agent.store.edits import GraphEdits
 from tests.e2e.conftest import ENWIKI
@@ -1267,13 +1267,15 @@ def test_a_graph_loaded_before_revisions_is_upgraded_and_updated(
     embedder: Embedder,
     tmp_path: Path,
 ) -> None:
-    """A schema-2 graph (no Article.revision/digest) still answers, and its first update
-    rewrites every article, reusing every vector of unchanged text."""
+    """A schema-2 graph (no Article.revision/digest, no kinds or facts) still answers, and
+    its first update rewrites every article, reusing every vector of unchanged text, and
+    so gives every article its kind and facts."""
     db = tmp_path / "g.kuzu"
     load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
     with GraphStore.open(db, read_only=False) as store:
         store.query("ALTER TABLE Article DROP revision")
         store.query("ALTER TABLE Article DROP digest")
+        _as_schema_3(store)
         store.set_meta(schema_version="2")
     code, out = _cli("ask", "Who designed the Analytical Engine?", "--db", str(db))
     assert code == 0 and "Charles Babbage" in out  # a reader opens schema 2 as it is
@@ -1284,8 +1286,45 @@ def test_a_graph_loaded_before_revisions_is_upgraded_and_updated(
     assert (report.changed, report.relinked, report.unchanged) == (31, 0, 0)
     assert report.sections_embedded == updated[1]["sections_embedded"]
     with GraphStore.open(db, read_only=True) as store:
-        assert store.schema_version() == "3"
+        assert store.schema_version() == SCHEMA_VERSION == "4"
     assert_same_graph(db, fresh_newer)
+
+
+def _as_schema_3(store: GraphStore) -> None:
+    """What a graph written before schema 4 lacks: the articles' kind and the facts."""
+    for table in ("REFERS_TO", "HAS_FACT", "Fact"):
+        store.query(f"DROP TABLE {table}")
+    store.query("ALTER TABLE Article DROP kind")
+
+
+def test_a_schema_3_graph_answers_read_only_and_is_upgraded_in_place(
+    embedder: Embedder, tmp_path: Path
+) -> None:
+    """A graph of schema 3 (no kinds, no facts) is read as it is; a writer upgrades it
+    in place (the fact tables created empty: facts come with the next load)."""
+    db = tmp_path / "g.kuzu"
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    with GraphStore.open(db, read_only=False) as store:
+        _as_schema_3(store)
+        store.set_meta(schema_version="3")
+    code, out = _cli("ask", "Who designed the Analytical Engine?", "--db", str(db))
+    assert code == 0 and "Charles Babbage" in out  # no fact table: the text answers
+    code, out = _cli("stats", "--db", str(db), "--json")
+    assert code == 0 and json.loads(out)["facts"] == 0 and json.loads(out)["kinds"] == {}
+    code, _ = _cli("reindex", "--db", str(db))
+    assert code == 0
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.schema_version() == "4" and store.has_facts
+        assert store.table_counts()["Fact"] == 0
+        assert {r["k"] for r in store.query("MATCH (a:Article) RETURN DISTINCT a.kind AS k")} == {
+            ""
+        }
+    # a forced load of the same dump reads the kinds and facts
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False, force=True))
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.table_counts()["Fact"] > 0
+        kind = store.query("MATCH (a:Article {title: 'Charles Babbage'}) RETURN a.kind AS k")
+        assert kind == [{"k": "person"}]
 
 
 BABBAGE_ARTICLE = """  <page>

@@ -16,7 +16,7 @@ from kg_agent.store import GraphStore
 #: to 6 decimals.
 QUERIES = {
     "articles": "MATCH (a:Article) RETURN a.title, a.page_id, a.is_stub, a.is_disambiguation, "
-    "a.n_sections, a.word_count, a.revision, a.digest, round(a.pagerank, 6)",
+    "a.n_sections, a.word_count, a.revision, a.digest, a.kind, round(a.pagerank, 6)",
     "sections": "MATCH (s:Section) RETURN s.id, s.article, s.heading, s.heading_path, s.level, "
     "s.ordinal, s.part, s.text, s.word_count, s.text_hash",
     "categories": "MATCH (c:Category) RETURN c.name",
@@ -27,6 +27,11 @@ QUERIES = {
     "mentions": "MATCH (s:Section)-[r:MENTIONS]->(a:Article) "
     "RETURN s.id, a.title, r.count, r.inferred",
     "in_category": "MATCH (a:Article)-[:IN_CATEGORY]->(c:Category) RETURN a.title, c.name",
+    "facts": "MATCH (a:Article)-[:HAS_FACT]->(f:Fact) RETURN a.title, f.id, f.article, f.box, "
+    "f.sub_box, f.key, f.raw_key, f.value, f.position, f.item, f.kind, f.target, f.number, "
+    "f.unit, f.date, f.note",
+    "fact_count": "MATCH (f:Fact) RETURN count(f)",  # none without its article
+    "refers_to": "MATCH (f:Fact)-[:REFERS_TO]->(a:Article) RETURN f.id, a.title",
 }
 
 

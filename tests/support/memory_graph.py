@@ -18,8 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from kg_agent.ingest.infobox import extract_boxes
+from kg_agent.ingest.kinds import entity_kind
+from kg_agent.ingest.shards import fact_rows
 from kg_agent.language.tokens import words
-from kg_agent.store import SectionHit
+from kg_agent.store import FactRow, SectionHit
 
 __all__ = ["MemoryArticle", "MemoryGraph"]
 
@@ -32,6 +35,8 @@ class MemoryArticle:
     categories: list[str] = field(default_factory=list)
     pagerank: float = 0.0
     is_stub: bool = False
+    #: the wikitext of its infobox, read as a load reads it (facts, kind)
+    infobox: str = ""
 
 
 class MemoryGraph:
@@ -58,6 +63,23 @@ class MemoryGraph:
                 self._sections[sid] = SectionHit(sid, a.title, heading, path, text, 0.0, a.pagerank)
         self._ids = sorted(self._sections)
         self._vectors: Any = None
+        self._facts: dict[str, list[FactRow]] = {}
+        self._kinds: dict[str, str] = {}
+        for a in self.articles.values():
+            boxes = extract_boxes(a.infobox) if a.infobox else ()
+            self._kinds[a.title] = (
+                "" if a.is_stub else entity_kind([b.type for b in boxes], a.categories)
+            )
+            rows = fact_rows(a.title, [f for b in boxes for f in b.facts], 0)
+            self._facts[a.title] = [
+                FactRow(
+                    **{
+                        **{k: v for k, v in r.items() if k != "_ord"},
+                        "target": self._resolve(r["target"]) if r["target"] else "",
+                    }
+                )
+                for r in rows
+            ]
         self._meta = {"embeddings": "none"}
         if embed is not None:
             texts = [self._sections[s].text for s in self._ids]
@@ -212,6 +234,20 @@ class MemoryGraph:
     def pagerank_bounds(self) -> tuple[float, float]:
         ranks = [a.pagerank for a in self.articles.values() if a.pagerank > 0 and not a.is_stub]
         return (min(ranks), max(ranks)) if ranks else (0.0, 0.0)
+
+    # ------------------------------------------------------------------ facts
+    def _resolve(self, title: str) -> str:
+        return self.redirects.get(title, title)
+
+    def facts_of(self, titles: Sequence[str]) -> list[FactRow]:
+        return [f for t in dict.fromkeys(titles) for f in self._facts.get(t, [])]
+
+    def facts_naming(self, titles: Sequence[str]) -> list[FactRow]:
+        wanted = set(titles)
+        return [f for rows in self._facts.values() for f in rows if f.target in wanted]
+
+    def article_kinds(self, titles: Sequence[str]) -> dict[str, str]:
+        return {t: self._kinds[t] for t in dict.fromkeys(titles) if t in self._kinds}
 
 
 def _scored(hit: SectionHit, score: float) -> SectionHit:

@@ -3,14 +3,15 @@
 Written from the shipped sample by editing its pages the way Wikipedia's history does:
 
 * **edited**: "Ada Lovelace" gains a sentence naming "Annabella Milbanke" (a new red
-  link) and loses nothing else; "Jacquard machine" stops linking to "Joseph Marie
-  Jacquard" (its link made plain text);
+  link) and an infobox fact (her spouse, in plain text), and loses nothing else;
+  "Jacquard machine" stops linking to "Joseph Marie Jacquard" (its link made plain text);
 * **deleted**: "Tommy Flowers" (still linked from "Colossus computer" and "London":
   it must stay as a stub) and "Joseph Marie Jacquard" (no longer linked: it goes,
   with its two categories no other article has);
 * **renamed**: "Z3 (computer)" becomes "Z3 computer" (same page id) and its old title a
   redirect, so "Konrad Zuse" and "Turing machine", unchanged, now link to the new title;
-* **new article**: "Lord Byron", a red link (stub) until now;
+* **new article**: "Lord Byron", a red link (stub) until now, whose infobox names
+  "Greece" only through a flag template (a stub that only a fact refers to);
 * **redirects**: "Turing" now leads to "Turing machine" (so "Bletchley Park", unchanged,
   links there), "ENIAC computer" is gone (so "John von Neumann"'s link to it is a red
   link), "Babbage's engine" is new.
@@ -28,6 +29,9 @@ SAMPLE = ROOT / "kg_agent" / "data" / "sample" / "pages-articles.xml"
 
 LORD_BYRON = """{{Infobox person
 | name = Lord Byron
+| birth_date = {{birth date|1788|1|22}}
+| death_place = Missolonghi, {{flag|Greece}}
+| spouse = [[Annabella Milbanke]] (m. 1815)
 }}
 '''George Gordon Byron, 6th Baron Byron''' (1788–1824), known as '''Lord Byron''', was an
 English poet and a leading figure of the Romantic movement. He was the father of
@@ -96,6 +100,11 @@ def write_newer_sample(path: Path) -> Path:
                     "== References ==",
                     "Her mother was [[Annabella Milbanke]], who had her tutored in "
                     "mathematics and logic from an early age.\n\n== References ==",
+                    1,
+                ).replace(
+                    "| known_for   = Notes on the [[Analytical Engine]]",
+                    "| known_for   = Notes on the [[Analytical Engine]]\n"
+                    "| spouse      = William King, 1st Earl of Lovelace",
                     1,
                 )
             )

@@ -374,8 +374,12 @@ def test_the_shipped_pack_loads_and_has_the_expected_queries() -> None:
     ):
         assert name in pack, name
     assert load_packs(ROOT / "cypher_packs") == {
-        "graph_structure": load_pack(ROOT / "cypher_packs" / "graph_structure.yaml")
+        "graph_structure": load_pack(ROOT / "cypher_packs" / "graph_structure.yaml"),
+        "infobox_facts": load_pack(ROOT / "cypher_packs" / "infobox_facts.yaml"),
     }
+    facts = load_pack(ROOT / "cypher_packs" / "infobox_facts.yaml")
+    for name in ("facts_of", "articles_with_fact", "fact_keys", "articles_of_kind"):
+        assert name in facts, name
 
 
 def test_packaged_copies_match_the_project_folders() -> None:

@@ -176,6 +176,9 @@
     answer.replaceChildren(...linkCitations(r.answer || ""));
     const meta = [`mode: ${r.mode}`];
     if (typeof r.support === "number") meta.push(`support ${Math.round(r.support * 100)}%`);
+    if (r.short_answer && typeof r.confidence === "number") {
+      meta.push(`confidence ${Math.round(r.confidence * 100)}%`);
+    }
     for (const w of r.warnings || []) meta.push(`warning: ${w}`);
     $("meta").textContent = meta.join(" · ");
     renderHops(r.multistep);

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from kg_agent.ingest.records import ParsedSection
-from kg_agent.ingest.wikitext import WikitextResult, parse_wikitext
+from kg_agent.ingest.wikitext import parse_wikitext
 
 
 def lead(wikitext: str, **kwargs: object) -> ParsedSection:
@@ -274,7 +274,9 @@ def test_heading_level_is_the_smaller_side_and_extra_equals_stay() -> None:
 
 def test_page_without_text_has_no_sections() -> None:
     result = parse_wikitext("X", "{{Infobox}}\n[[Category:Y]]")
-    assert result == WikitextResult(sections=(), categories=("Y",), is_disambiguation=False)
+    assert (result.sections, result.categories, result.is_disambiguation) == ((), ("Y",), False)
+    # an empty box still says what the page is about (its type), with no fact
+    assert [(b.type, b.facts) for b in result.boxes] == [("infobox", ())]
 
 
 # ------------------------------------------------------------------ disambiguation

@@ -21,6 +21,7 @@ def _ev(title: str, text: str, sim: float, source: str, pagerank: float = 0.0) -
 
 def test_graph_found_is_one_predicate() -> None:
     assert [s for s in GRAPH_TIERS if is_graph_found(_ev("x", "", 0, s))] == [
+        "fact",
         "entity",
         "graph",
         "bridge_linked",

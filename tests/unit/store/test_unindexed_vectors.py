@@ -283,7 +283,7 @@ def test_a_search_the_index_answers_short_is_answered_by_an_exact_scan(
 
     n, k = 300, 5
     short_seen = 0
-    for seed in range(4):  # HNSW builds differ; most of these leave every search short
+    for seed in range(8):  # HNSW builds differ (thread timing too); most leave a search short
         db = tmp_path / f"g{seed}.kuzu"
         vectors = _vectors(n, 100 + seed)
         ids = [f"Doc {i}::0000" for i in range(n)]

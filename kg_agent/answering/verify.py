@@ -1,0 +1,141 @@
+"""Yes or no, read from a sentence that states or denies the question's claim.
+
+"Is Andorra in the European Union?" is answered by Andorra's sentence "It is not a
+member of the European Union": the question's claim (its words other than the thing it
+asks about: "European", "Union") all written in one sentence of the evidence about
+that thing. Then:
+
+* the sentence denies it ("not", "no", "never", "disproven", …) → **no**;
+* the claim names a kind the sentence names otherwise ("Is aikido a *Chinese* martial
+  art?": "a modern *Japanese* martial art") → **no**;
+* else the sentence states it → **yes**.
+
+A claim only partly written in every sentence decides nothing: no answer, and the
+reader shows its best sentences. Questions that compare two named things ("Are A and B
+of the same nationality?") are :func:`~kg_agent.answering.compare.yes_no`'s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from kg_agent.answering.evidence import Context, Sentence, base_title
+from kg_agent.language.tokens import STOP_WORDS, fold, words
+
+__all__ = ["verify"]
+
+#: What a sentence denies a claim with.
+_DENIAL = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "neither",
+        "nor",
+        "cannot",
+        "without",
+        "disproven",
+        "disproved",
+        "unsupported",
+        "unfounded",
+        "refuted",
+        "debunked",
+        "lack",
+        "lacks",
+        "anonymously",
+    ]
+)
+#: Verbs a claim is written with in other words ("Did X win…?": "received the … Prize").
+_SAME = {
+    "win": ("won", "receive", "received", "awarded", "award"),
+    "won": ("win", "receive", "received", "awarded", "award"),
+    "die": ("died", "death"),
+    "marry": ("married", "wife", "husband", "spouse"),
+    "write": ("wrote", "written", "author"),
+}
+#: The words that open a yes/no question, and "there any" (the claim is what follows).
+_OPENING = frozenset(
+    "is are was were did does do has have had can could will would there any ever".split()  # noqa: SIM905
+)
+
+
+def _matches(word: str, other: str) -> bool:
+    """The same word, inflected ("vaccines" / "vaccine", "causes" / "cause")."""
+    if word == other:
+        return True
+    if len(word) < 4 or len(other) < 4:
+        return False
+    n = min(5, len(word), len(other))
+    return word[:n] == other[:n]
+
+
+def _claim(ctx: Context, subject: str) -> list[str]:
+    """The question's words in order, less its opening, small words and the subject's."""
+    own = set(words(fold(base_title(subject))))
+    out = []
+    for w in words(fold(ctx.shape.question)):
+        if w in own or w in _OPENING or w in STOP_WORDS:
+            continue
+        out.append(w)
+    return out
+
+
+def _found(word: str, sentence_words: Sequence[str]) -> int:
+    """Where ``word`` (or a word that writes it otherwise) is in the sentence, or -1."""
+    for i, w in enumerate(sentence_words):
+        if _matches(word, w) or w in _SAME.get(word, ()):
+            return i
+    return -1
+
+
+def _contrasts(ctx: Context, claim: list[str], s: Sentence, missing: list[str]) -> bool:
+    """A capitalised claim word ("Chinese") where the sentence writes another
+    capitalised word before the same next word ("Japanese martial")."""
+    raw = re.findall(r"[\w'-]+", s.text)
+    folded = [fold(w) for w in raw]
+    question = re.findall(r"[\w'-]+", ctx.shape.question)
+    for word in missing:
+        original = next((w for w in question if fold(w) == word), "")
+        if not original[:1].isupper():
+            continue
+        i = claim.index(word)
+        if i + 1 >= len(claim):
+            continue
+        at = _found(claim[i + 1], folded)
+        if at > 0 and raw[at - 1][:1].isupper() and folded[at - 1] != word:
+            return True
+    return False
+
+
+def verify(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
+    """ "yes" or "no" and the sentence that says so, or None (see the module docstring)."""
+    if not ctx.named:
+        return None
+    subject = ctx.named[0]
+    claim = _claim(ctx, subject)
+    if not claim:
+        return None
+    best: tuple[float, int, Sentence, list[str]] | None = None
+    for rank, s in enumerate(ctx.ranked()):
+        if s.title != subject:
+            continue
+        sw = words(fold(s.text))
+        missing = [w for w in claim if _found(w, sw) < 0]
+        share = 1 - len(missing) / len(claim)
+        if best is None or (share, -rank) > (best[0], best[1]):
+            best = (share, -rank, s, missing)
+    if best is None:
+        return None
+    share, _, s, missing = best
+    sw = words(fold(s.text))
+    if not missing:
+        # a denial of the claim is written before or among its words ("is not a member
+        # of the European Union"), not in another clause after them
+        at = [_found(w, sw) for w in claim]
+        window = sw[max(0, min(at) - 6) : max(at) + 1]
+        denied = any(w in _DENIAL or w.endswith("n't") for w in window)
+        return ("no" if denied else "yes"), (s,)
+    if len(missing) == 1 and len(claim) >= 2 and _contrasts(ctx, claim, s, missing):
+        return "no", (s,)
+    return None

@@ -1,0 +1,70 @@
+"""``kg-agent answers``: can a person trust the answers? Plain questions, per kind."""
+
+from __future__ import annotations
+
+import platform
+import shlex
+import sys
+
+import click
+
+from kg_agent.cli.common import db_option, echo_json, library_errors
+
+
+@click.command("answers")
+@click.argument("questions", type=click.Path(exists=True, dir_okay=False, path_type=str))
+@db_option
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=str),
+    default="answers_out",
+    show_default=True,
+    help="Folder for answers.json (every question) and answers.md (the tables).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@library_errors
+def answers(
+    questions: str,
+    db_path: str,
+    limit: int | None,
+    out_dir: str,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Score the answers a person reads on QUESTIONS, a plain question set, per kind.
+
+    QUESTIONS is a JSON list of {"question", "kind", "answerable", "answers"} (the
+    bundled one: tests/questions/enwiki_sample.json, over the English sample dump).
+    Offline answers: for each kind, how often the short answer is right, how often
+    one is shown in bold and how often a shown one is right, how often the answer
+    is "not in the graph"; and the issue's goals, met or not.
+    """
+    from kg_agent.agent import KnowledgeGraphAgent
+    from kg_agent.evaluation.trust import load_plain, run_plain, summarise_plain, write_plain_report
+    from kg_agent.progress import Progress
+
+    plain = load_plain(questions)[:limit] if limit else load_plain(questions)
+    bar = Progress("answers", total=len(plain), unit="questions", enabled=not quiet)
+    with KnowledgeGraphAgent(db_path, offline=True) as agent:
+
+        def ask(text: str) -> tuple[str | None, bool, float, bool, str]:
+            r = agent.query(text)
+            shown = r.short_answer is not None
+            return r.answer_candidate, shown, r.confidence, not r.answerable, r.answer
+
+        results = run_plain(plain, ask, progress=lambda done: bar.set(done))
+    bar.close()
+    summary = summarise_plain(results)
+    command = "kg-agent " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    machine = f"{platform.machine()}, {platform.system()}, Python {platform.python_version()}"
+    json_path, md_path = write_plain_report(
+        results, summary, out_dir, command=command, machine=machine, questions_path=questions
+    )
+    if as_json:
+        echo_json(summary)
+        return
+    click.echo(md_path.read_text(encoding="utf-8"))
+    click.echo(f"Wrote {json_path}, {md_path}")

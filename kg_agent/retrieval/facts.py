@@ -1,0 +1,594 @@
+"""Answers from infobox facts: the question's entity, the key its relation names, the value.
+
+Most questions people type about a subject ask what its infobox states ("What is the
+capital of Alabama?", "Who was Ayn Rand married to?"). :class:`FactRetriever` reads the
+question once more than the text retrievers do:
+
+1. its **topic entities**: the articles the question names (the pipeline's linking);
+2. its **relation words**: the words left when the names and the question's frame are
+   taken out ("capital", "married"), each with the key words it means
+   (:mod:`kg_agent.language.relations`), and, when an embedder is given, the
+   similarity of the relation phrase to a key's name in words;
+3. **candidates**, each a fact of the graph scored by how many relation words its keys
+   explain and whether its value is of the kind asked (a place, a person, a date, a
+   number): the entity's own facts; a fact of the article one of those links to ("the
+   director of X" → his birth place: two hops); and a fact of an article whose fact
+   names the entity ("the country whose capital is Luanda" → its currency).
+
+The best candidate becomes fact evidence (cited like a section: "Alabama — infobox:
+capital") carrying a :class:`~kg_agent.retrieval.base.FactStatement` with the short
+answer and a confidence the reader gates on. A question no fact explains finds nothing
+here, and the text retrievers answer as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kg_agent.language.question import Question, as_question
+from kg_agent.language.relations import KIND_KEY_WORDS, key_label, key_terms, relation_terms
+from kg_agent.language.shape import AnswerKind
+from kg_agent.language.tokens import content_tokens, fold
+from kg_agent.retrieval.base import (
+    Evidence,
+    FactStatement,
+    Query,
+    RetrievalResult,
+    Retriever,
+    score_offset,
+)
+from kg_agent.store import FactRow, GraphReader
+
+__all__ = ["FactCandidate", "FactRetriever", "WithFacts"]
+
+#: Keys that name the subject or lay out the box, never what a question asks.
+_NOT_ASKED = frozenset(
+    [
+        "name",
+        "fullname",
+        "conventionallongname",
+        "commonname",
+        "imagecaption",
+        "symboltype",
+        "type",
+        "website",
+        "signature",
+    ]
+)
+#: Relation words that name the answer's type ("which country") more than a key: a key
+#: that explains them counts half.
+_TYPE_WORDS = frozenset(
+    [
+        "country",
+        "city",
+        "state",
+        "town",
+        "place",
+        "film",
+        "movie",
+        "book",
+        "novel",
+        "person",
+        "year",
+        "date",
+        "mission",
+        "group",
+        "language",
+    ]
+)
+#: Verbs that say how a thing came to be more than which fact is asked: beside a noun
+#: ("Who wrote the *music*…?") they count half.
+_VERBS = frozenset(
+    [
+        "wrote",
+        "written",
+        "made",
+        "created",
+        "produced",
+        "composed",
+        "designed",
+        "directed",
+        "founded",
+        "built",
+    ]
+)
+_EMBED_MATCH = 0.55  # a relation phrase and a key name this similar: a partial match
+_MAX_HOPS_FROM = 12  # link items followed from an entity's best-matching facts
+_MAX_VALUE_ITEMS = 3  # items a short answer lists before "…"
+_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
+
+#: What the question asks (its answer kind) → item kinds and target article kinds that
+#: fit it: (literal kinds, article kinds).
+_FITS: dict[AnswerKind, tuple[frozenset[str], frozenset[str]]] = {
+    AnswerKind.PLACE: (frozenset(["text"]), frozenset(["place"])),
+    AnswerKind.PERSON: (frozenset(["text"]), frozenset(["person", "organisation"])),
+    AnswerKind.DATE: (frozenset(["date", "year"]), frozenset()),
+    AnswerKind.NUMBER: (frozenset(["number"]), frozenset()),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FactCandidate:
+    """One way a question could be answered from facts: ``rows`` are the answering
+    fact's items (of ``subject``'s ``key``); ``via`` the fact followed to reach it."""
+
+    subject: str
+    key: str
+    rows: tuple[FactRow, ...]
+    via: tuple[FactRow, ...]
+    coverage: float
+    fit: float
+    score: float
+
+    @property
+    def hop(self) -> int:
+        return 2 if self.via else 1
+
+
+_EXTRA_WORD = 0.05  # a key's word the question does not ask, off its score
+_RECENT = 0.02  # the score a fact of this year gains over one of long ago (ties only)
+_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+
+
+def _means(means: Sequence[str], key: str, raw_key: str) -> bool:
+    """Whether a key is one of the key words a relation word means (by the table)."""
+    terms = key_terms(key, raw_key)
+    return any(m in terms or m in key for m in means)
+
+
+def _unasked_words(rel: list[tuple[str, tuple[str, ...]]], raw_key: str) -> int:
+    """The words of a key's name that no relation word means (units and numbers
+    aside): "density" of ``population_density_km2`` for "How many people…?"."""
+    asked = {m for _, means in rel for m in means}
+    return sum(
+        1
+        for w in key_label(raw_key).split()
+        if len(w) > 2 and not any(m in w or w in m for m in asked)
+    )
+
+
+def _fact_years(rows: Sequence[FactRow]) -> dict[tuple[str, str, str], int]:
+    """The year each fact is of: its ``…_year`` companion ("population_estimate_year =
+    2016"), else a year its value writes ("9,574,000 (2014)")."""
+    values: dict[tuple[str, str, str], str] = {}
+    for r in rows:
+        values.setdefault((r.article, r.sub_box, r.key), r.value)
+    out: dict[tuple[str, str, str], int] = {}
+    for (article, box, key), value in values.items():
+        companion = values.get((article, box, key + "year")) or values.get(
+            (article, box, key + "date")
+        )
+        found = _YEAR.findall(companion or "") or _YEAR.findall(value)
+        if found:
+            out[(article, box, key)] = max(int(y) for y in found)
+    return out
+
+
+#: Comparatives and the facts they compare, when the question names no other
+#: ("Is Algeria or Angola bigger?": area; "Who is older…?": a birth or a publication).
+_COMPARATIVES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(["bigger", "larger", "smaller", "biggest", "largest", "smallest"], ("area",)),
+    **dict.fromkeys(
+        ["older", "younger", "oldest", "youngest", "first", "earlier", "later", "newer"],
+        ("birth", "published", "released", "founded", "established", "date"),
+    ),
+    **dict.fromkeys(["more", "fewer", "populous"], ("population",)),
+    **dict.fromkeys(["taller", "higher"], ("elevation", "height")),
+}
+#: Key words of facts compared as dates.
+_DATE_KEYS = frozenset(
+    [
+        "birth",
+        "death",
+        "date",
+        "year",
+        "published",
+        "released",
+        "founded",
+        "established",
+        "admittance",
+        "admission",
+        "ratified",
+        "launch",
+    ]
+)
+
+
+def _comparable(rows: Sequence[FactRow], dated: bool) -> str | None:
+    """The item of a fact a comparison reads: its first date (for a date) or number."""
+    for r in rows:
+        if dated and r.kind in ("date", "year") and r.item:
+            return r.item
+        if not dated and r.kind == "number" and r.item:
+            return r.item
+    return None
+
+
+def _groups(rows: Sequence[FactRow]) -> dict[tuple[str, str, str], list[FactRow]]:
+    """Fact items grouped into facts: (article, sub-box, key) → items in page order."""
+    out: dict[tuple[str, str, str], list[FactRow]] = {}
+    for r in rows:
+        if r.key not in _NOT_ASKED:
+            out.setdefault((r.article, r.sub_box, r.key), []).append(r)
+    return out
+
+
+#: "Einstein's first wife", "the latest holder": which of a fact's items is asked.
+_ORDINALS = (
+    (re.compile(r"\b(?:first|earliest|original)\b", re.I), 0),
+    (re.compile(r"\bsecond\b", re.I), 1),
+    (re.compile(r"\b(?:last|latest|current|most recent)\b", re.I), -1),
+)
+
+
+def short_value(rows: Sequence[FactRow], kind: AnswerKind, question: str = "") -> str:
+    """The short answer a fact gives: a date item for a date question, a number for a
+    number; the item an ordinal of ``question`` picks ("first wife"); for "where", the
+    first item that is no date, the most precise place (``birth_date = 384 BC [[Stagira]],
+    [[Chalkidiki]], …``: Stagira); else the value
+    (at most :data:`_MAX_VALUE_ITEMS` items, a trailing parenthesis dropped)."""
+    named = [r for r in rows if r.item and r.kind not in ("date", "year", "number")]
+    if len({r.item for r in named}) >= 2:
+        for pattern, at in _ORDINALS:
+            if pattern.search(question):
+                return _PAREN.sub("", named[at].item).strip(" ;,")
+    if kind is AnswerKind.PLACE and named and (len(named) < len(rows) or len(named) >= 2):
+        # "Stagira, Chalcidice, Northern Greece": the place itself, then what holds it
+        return _PAREN.sub("", named[0].item).strip(" ;,")
+    if kind is AnswerKind.DATE:
+        dated = [r.item for r in rows if r.kind in ("date", "year")]
+        if dated:
+            return dated[0]
+    if kind is AnswerKind.NUMBER:
+        counted = [r.item for r in rows if r.kind == "number"]
+        if counted:
+            return _PAREN.sub("", counted[0])
+    items = list(dict.fromkeys(r.item for r in rows if r.item))
+    value = rows[0].value if rows else ""
+    if len(items) > _MAX_VALUE_ITEMS or len(value.split()) > 12:
+        value = ", ".join(items[:_MAX_VALUE_ITEMS])
+    return _PAREN.sub("", value).strip(" ;,")
+
+
+class FactRetriever(Retriever):
+    """Infobox facts that answer a question (see the module docstring).
+
+    ``embed`` turns texts into unit vectors (the graph's embedder): with it, a relation
+    phrase also matches a key by name similarity; without it, by the table alone.
+    ``synonyms=False`` leaves the table out (a relation word then means only itself):
+    how much each way finds is measured in docs/BENCHMARKS.md, "Answers from facts".
+    """
+
+    mode = "facts"
+
+    def __init__(
+        self,
+        store: GraphReader,
+        *,
+        embed: Callable[[list[str]], np.ndarray] | None = None,
+        min_confidence: float = 0.0,
+        synonyms: bool = True,
+    ) -> None:
+        self.store = store
+        self.embed = embed
+        self.synonyms = synonyms
+        self.min_confidence = min_confidence
+        self._labels: dict[str, np.ndarray] = {}
+
+    # ------------------------------------------------------------------ matching
+    def _relation(self, q: Question) -> list[tuple[str, tuple[str, ...]]]:
+        named = {w.lower() for n in (*q.topics, *q.names) for w in content_tokens(fold(n))}
+        words = [
+            w.lower().removesuffix("'s").removesuffix("’s")
+            for w in content_tokens(q.text)
+            if w.lower() not in named
+        ]
+        found = relation_terms([w for w in words if w and w not in named])
+        return found if self.synonyms else [(w, (w,)) for w, _ in found]
+
+    def _similar(self, phrase: str, labels: Sequence[str]) -> dict[str, float]:
+        """Cosine of ``phrase`` to each key name (cached per name)."""
+        if self.embed is None or not phrase or not labels:
+            return {}
+        todo = [lb for lb in dict.fromkeys(labels) if lb not in self._labels]
+        if todo:
+            for lb, vec in zip(todo, self.embed(todo), strict=True):
+                self._labels[lb] = np.asarray(vec, dtype=np.float32)
+        q = np.asarray(self.embed([phrase])[0], dtype=np.float32)
+        return {lb: float(self._labels[lb] @ q) for lb in labels}
+
+    def _explained(
+        self,
+        rel: list[tuple[str, tuple[str, ...]]],
+        keys: Sequence[tuple[str, str]],
+        similar: dict[str, float],
+        named: frozenset[str] = frozenset(),
+    ) -> tuple[float, list[int]]:
+        """How much of the relation the keys ``(key, raw_key)`` explain (0..1), and how
+        many words each key explains (a chain must use both of its keys). A word some
+        key of the subject means by the table (``named``: "music" → ``composer``) is
+        not matched to another key by name similarity ("wrote music" is like "writer")."""
+        if not rel:
+            return 0.0, [0] * len(keys)
+        got = 0.0
+        per_key = [0] * len(keys)
+        total = 0.0
+        nouns = any(w not in _TYPE_WORDS and w not in _VERBS for w, _ in rel)
+        for word, means in rel:
+            weight = 0.5 if word in _TYPE_WORDS or (nouns and word in _VERBS) else 1.0
+            total += weight
+            best = 0.0
+            for i, (key, raw) in enumerate(keys):
+                match = 1.0 if _means(means, key, raw) else 0.0
+                if not match and word not in named:
+                    sim = similar.get(key_label(raw), 0.0)
+                    match = sim if sim >= _EMBED_MATCH else 0.0
+                if match > 0 and match >= best:
+                    if match > best:
+                        best = match
+                    per_key[i] += 1
+            got += weight * best
+        return got / total, per_key
+
+    def _fit(self, rows: Sequence[FactRow], kind: AnswerKind, kinds: dict[str, str]) -> float:
+        """1 when the value is of the kind asked, 0.5 when it could be, 0 when not; a key
+        whose name says it holds that kind (``birth_place`` for "where") counts as 1."""
+        wanted = _FITS.get(kind)
+        if wanted is None:
+            return 0.5
+        literals, articles = wanted
+        said = KIND_KEY_WORDS.get(kind.value, frozenset())
+        # a key named for the kind holds it, when its items are of that kind at all
+        # ("population census year" is named for a number and holds a year)
+        named = bool(said & key_terms(rows[0].key, rows[0].raw_key))
+        if named and (literals == frozenset(["text"]) or any(r.kind in literals for r in rows)):
+            return 1.0
+        best = 0.0
+        for r in rows:
+            if r.kind == "link":
+                k = kinds.get(r.target, "")
+                best = max(best, 1.0 if k in articles else (0.5 if k in ("", "other") else 0.0))
+            elif r.kind in literals:
+                best = max(best, 1.0 if r.kind != "text" else 0.5)
+        return best
+
+    # ------------------------------------------------------------------ candidates
+    def candidates(self, query: Query) -> list[FactCandidate]:
+        """Every way the question could be answered from facts, best first."""
+        q = as_question(query)
+        rel = self._relation(q)
+        if not rel or q.kind in (AnswerKind.YES_NO, AnswerKind.CHOICE):
+            return []
+        entities = list(q.topics)
+        own = _groups(self.store.facts_of(entities))
+        named = list(entities)
+        if " whose " in f" {q.text.lower()} ":  # "the state whose largest city is Anchorage"
+            named += [t for n in q.names if (t := self.store.resolve_title(n)) is not None]
+        naming = _groups([r for r in self.store.facts_naming(named) if r.article not in entities])
+        phrase = " ".join(w for w, _ in rel)
+        out: list[tuple[tuple[FactRow, ...], tuple[FactRow, ...]]] = []
+        # one hop: the entity's own facts
+        out += [(tuple(rows), ()) for rows in own.values()]
+        # two hops forward: facts of what the entity's best-matching facts link to
+        firsts = sorted(own.values(), key=lambda rows: -self._first_hop(rel, rows))
+        targets: dict[str, tuple[FactRow, ...]] = {}
+        for rows in firsts:
+            if self._first_hop(rel, rows) <= 0:
+                break
+            for r in rows:
+                if r.kind == "link" and r.target and r.target not in entities:
+                    targets.setdefault(r.target, (r,))
+            if len(targets) >= _MAX_HOPS_FROM:
+                break
+        # two hops the other way: facts of the articles whose fact names the entity
+        for rows in naming.values():
+            if self._first_hop(rel, rows) > 0:
+                targets.setdefault(rows[0].article, (rows[0],))
+        if targets:
+            for rows in _groups(self.store.facts_of(list(targets))).values():
+                via = targets.get(rows[0].article, ())
+                if via and via[0].key != rows[0].key:
+                    out.append((tuple(rows), via))
+        labels = [key_label(rows[0].raw_key) for rows, _ in out]
+        labels += [key_label(v[0].raw_key) for _, v in out if v]
+        similar = self._similar(phrase, labels)
+        kinds = self.store.article_kinds(
+            list({r.target for rows, _ in out for r in rows if r.kind == "link" and r.target})
+        )
+        by_table = frozenset(
+            word
+            for word, means in rel
+            for rows, _ in out
+            if _means(means, rows[0].key, rows[0].raw_key)
+        )
+        years = _fact_years([r for rows, _ in out for r in rows])
+        scored = []
+        for answer_rows, via in out:
+            first = answer_rows[0]
+            keys = [(first.key, first.raw_key)]
+            if via:
+                keys.insert(0, (via[0].key, via[0].raw_key))
+            coverage, per_key = self._explained(rel, keys, similar, by_table)
+            if coverage <= 0 or (via and min(per_key) == 0):
+                continue  # a chain explains a word with each of its two facts
+            fit = self._fit(answer_rows, q.kind, kinds)
+            score = coverage + 0.3 * fit - (0.1 if via else 0.0)
+            # of keys that explain as much, the one that says no more than was asked
+            # ("population estimate" over "population density km2"), then the latest
+            # ("population estimate" of 2016 over the census of 2013)
+            score -= _EXTRA_WORD * _unasked_words(rel, first.raw_key)
+            if any(first.key in means for _, means in rel):
+                score += _EXTRA_WORD  # the key itself, not one holding it ("subfamilia")
+            score += _RECENT * years.get((first.article, first.sub_box, first.key), 0) / 3000
+            scored.append(
+                FactCandidate(first.article, first.key, answer_rows, via, coverage, fit, score)
+            )
+        scored.sort(key=lambda c: (-c.score, c.hop, c.subject, c.key))
+        return scored
+
+    def _first_hop(self, rel: list[tuple[str, tuple[str, ...]]], rows: Sequence[FactRow]) -> float:
+        """How much of the relation a fact explains by the table alone (a hop to follow)."""
+        coverage, _ = self._explained(rel, [(rows[0].key, rows[0].raw_key)], {})
+        return coverage
+
+    def confidence(self, best: FactCandidate, rest: Sequence[FactCandidate]) -> float:
+        """How sure the best candidate is (0..1): the share of the relation it explains
+        (most of the weight: a fact that explains half the question answers another
+        one), of the kind asked, and clear of the next candidate that says otherwise."""
+        mine = short_value(best.rows, AnswerKind.ENTITY)
+        other = next((c for c in rest if short_value(c.rows, AnswerKind.ENTITY) != mine), None)
+        margin = best.score - other.score if other is not None else 1.0
+        clear = min(1.0, max(0.0, margin) / 0.3)
+        conf = best.coverage**2 * (0.6 + 0.2 * best.fit + 0.2 * clear)
+        return round(min(1.0, conf) * (0.9 if best.via else 1.0), 4)
+
+    # ------------------------------------------------------------------ comparisons
+    def compared(self, query: Query) -> list[tuple[FactCandidate, str]]:
+        """For a choice between two named things ("Is Algeria or Angola bigger?"), each
+        one's fact the comparison reads (``area_km2``) and its value, both or none: the
+        reader compares them (:func:`kg_agent.answering.compare.choose`)."""
+        q = as_question(query)
+        options = q.shape.options
+        if q.kind is not AnswerKind.CHOICE or len(options) != 2:
+            return []
+        titles = [self._option_title(q, o) for o in options]
+        if any(t is None for t in titles):
+            return []
+        option_words = {w.lower() for o in options for w in content_tokens(fold(o))}
+        rel = [(w, m) for w, m in self._relation(q) if w not in option_words]
+        said = [(w, m) for w, m in rel if w not in _COMPARATIVES]
+        rel = said or [(w, _COMPARATIVES[w]) for w, _ in rel if w in _COMPARATIVES]
+        if not rel:
+            return []
+        dated = any(m in _DATE_KEYS for _, means in rel for m in means)
+        out = []
+        for title in titles:
+            groups = _groups(self.store.facts_of([str(title)]))
+            years = _fact_years([r for rows in groups.values() for r in rows])
+            best: tuple[float, FactCandidate, str] | None = None
+            for rows in groups.values():
+                first = rows[0]
+                coverage, _ = self._explained(rel, [(first.key, first.raw_key)], {})
+                value = _comparable(rows, dated)
+                if coverage <= 0 or value is None:
+                    continue
+                score = coverage - _EXTRA_WORD * _unasked_words(rel, first.raw_key)
+                score += _RECENT * years.get((first.article, first.sub_box, first.key), 0) / 3000
+                if best is None or score > best[0]:
+                    cand = FactCandidate(
+                        first.article, first.key, tuple(rows), (), coverage, 1.0, score
+                    )
+                    best = (score, cand, value)
+            if best is None:
+                return []
+            out.append((best[1], best[2]))
+        if out[0][1] and out[0][1] == out[1][1] and out[0][0].key != out[1][0].key:
+            return []
+        return out
+
+    def _option_title(self, q: Question, option: str) -> str | None:
+        words = set(content_tokens(fold(option)))
+        for e in q.topics:
+            if words and words <= set(content_tokens(fold(e))):
+                return e
+        return self.store.resolve_title(option, with_text=True)
+
+    # ------------------------------------------------------------------ retriever
+    def search(self, query: Query, top_k: int = 10) -> RetrievalResult:
+        """Fact evidence for the best candidate (its first hop too): at most two items;
+        for a choice, each option's fact."""
+        q = as_question(query)
+        result = RetrievalResult(query=q.text, evidence=[])
+        pair = self.compared(q)
+        if pair:
+            conf = round(min(c.coverage for c, _ in pair) ** 2, 4)
+            result.evidence = [_evidence(c.rows, value, conf, 1) for c, value in pair]
+            result.trace.append(
+                {"stage": "facts", "compared": [f"{c.subject}.{c.key}" for c, _ in pair]}
+            )
+            return result
+        found = self.candidates(q)
+        if not found:
+            return result
+        best, rest = found[0], found[1:]
+        conf = self.confidence(best, rest)
+        result.trace.append(
+            {
+                "stage": "facts",
+                "subject": best.subject,
+                "key": best.key,
+                "via": best.via[0].key if best.via else None,
+                "coverage": round(best.coverage, 3),
+                "fit": best.fit,
+                "confidence": conf,
+                "candidates": len(found),
+            }
+        )
+        if conf < self.min_confidence:
+            return result
+        answer = short_value(best.rows, q.kind, q.text)
+        items = []
+        if best.via:
+            v = best.via[0]
+            via_rows = tuple(r for r in self.store.facts_of([v.article]) if r.key == v.key)
+            items.append(
+                _evidence(via_rows or best.via, short_value(best.via, AnswerKind.ENTITY), conf, 1)
+            )
+        items.append(_evidence(best.rows, answer, conf, best.hop))
+        result.evidence = items[: max(1, top_k)]
+        return result
+
+
+def _evidence(rows: Sequence[FactRow], answer: str, confidence: float, hop: int) -> Evidence:
+    first = rows[0]
+    label = key_label(first.raw_key) or first.key
+    where = f" ({first.sub_box})" if first.sub_box else ""
+    value = first.value or ", ".join(r.item for r in rows)
+    statement = FactStatement(
+        subject=first.article,
+        key=first.key,
+        label=label,
+        value=value,
+        answer=answer,
+        confidence=confidence,
+        rows=tuple(rows),
+        hop=hop,
+    )
+    return Evidence(
+        section_id=f"{first.article}::fact:{first.sub_box}:{first.key}",
+        title=first.article,
+        heading=f"infobox: {label}",
+        heading_path=f"infobox{where} > {label}",
+        content=f"{first.article} — {label}: {value}.",
+        similarity=confidence,
+        score=score_offset("fact") + confidence,
+        source="fact",
+        scores={"fact": confidence},
+        fact=statement,
+    )
+
+
+class WithFacts(Retriever):
+    """The configured retriever's evidence after the facts that answer the question."""
+
+    def __init__(self, inner: Retriever, facts: FactRetriever) -> None:
+        self.inner = inner
+        self.facts = facts
+        self.mode = inner.mode
+
+    def search(self, query: Query, top_k: int = 10) -> RetrievalResult:
+        found = self.inner.search(query, top_k)
+        facts = self.facts.search(query, top_k)
+        if facts.trace:
+            found.trace = [*facts.trace, *found.trace]
+        if facts.evidence:
+            seen = {e.section_id for e in facts.evidence}
+            found.evidence = [
+                *facts.evidence,
+                *(e for e in found.evidence if e.section_id not in seen),
+            ]
+        return found

@@ -1,0 +1,234 @@
+"""Facts, short answers people can trust, grounding and connections in words, on the
+real English sample (106 articles of 2016), through the API, the CLI, the HTTP service
+and the MCP ``ask`` tool; and the demo's two questions on the bundled sample."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from kg_agent.agent import KnowledgeGraphAgent
+from kg_agent.answering.reader import SHOW_THRESHOLD
+from kg_agent.cli import main
+from kg_agent.ingest.pipeline import LoadReport
+from kg_agent.store import GraphStore
+from tests.support.cli import kg_agent_exe
+from tests.support.server import running_server
+
+CAPITAL = "What is the capital of Alabama?"
+QUESTIONS = Path(__file__).resolve().parents[1] / "questions" / "enwiki_sample.json"
+
+
+@pytest.fixture(scope="module")
+def db(enwiki_graph: tuple[Path, LoadReport]) -> Path:
+    return enwiki_graph[0]
+
+
+@pytest.fixture(scope="module")
+def agent(db: Path) -> Iterator[KnowledgeGraphAgent]:
+    with KnowledgeGraphAgent(str(db), offline=True) as a:
+        yield a
+
+
+def test_a_load_writes_facts_and_kinds(db: Path, enwiki_graph: tuple[Path, LoadReport]) -> None:
+    report = enwiki_graph[1]
+    with GraphStore.open(db) as store:
+        st = store.stats()
+        assert st.facts == report.facts > 1000
+        kinds = store.article_kinds(["Alabama", "Albert Einstein", "Animal Farm", "Aardwolf"])
+        assert kinds == {
+            "Alabama": "place",
+            "Albert Einstein": "person",
+            "Animal Farm": "work",
+            "Aardwolf": "taxon",
+        }
+        capital = [r for r in store.facts_of(["Alabama"]) if r.key == "capital"]
+        assert [(r.item, r.kind, r.target) for r in capital] == [
+            ("Montgomery", "link", "Montgomery, Alabama")
+        ]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        (CAPITAL, "Montgomery"),
+        ("How many people live in Algeria?", "40,400,000"),
+        ("Is Algeria or Angola bigger?", "Algeria"),
+        ("Who was born first, Aldous Huxley or Allan Dwan?", "Allan Dwan"),
+    ],
+)
+def test_facts_answer_in_bold_with_their_citation(
+    agent: KnowledgeGraphAgent, question: str, expected: str
+) -> None:
+    r = agent.query(question)
+    assert r.short_answer == expected and r.confidence >= SHOW_THRESHOLD
+    assert r.answer.startswith(expected)
+    assert r.evidence[0].source == "fact" and r.evidence[0].heading.startswith("infobox: ")
+    assert r.citations[0].section_id == r.evidence[0].section_id
+
+
+def test_a_fact_that_explains_part_of_the_question_is_not_shown_in_bold(
+    agent: KnowledgeGraphAgent,
+) -> None:
+    # "wrote" and "music": the composer's key explains the noun, not the verb
+    r = agent.query("Who wrote the music for America the Beautiful?")
+    assert r.answer_candidate == "Samuel A. Ward" and r.short_answer is None
+    assert r.confidence < SHOW_THRESHOLD
+    assert r.evidence[0].heading == "infobox: composer"
+
+
+def test_an_unsure_answer_shows_the_sentence_without_a_bold_answer(
+    agent: KnowledgeGraphAgent,
+) -> None:
+    r = agent.query("Who was the command module pilot on Apollo 8?")
+    assert r.short_answer is None and r.answerable
+    assert r.answer.startswith("Extractive answer") and r.citations
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Where was Marie Curie born?",
+        "What is the capital of Burkina Faso?",  # a link target, no article
+        "Who commanded Apollo 17?",  # "Apollo" is an article; "Apollo 17" is not
+        "where was greta thunberg born",
+    ],
+)
+def test_questions_about_what_the_graph_lacks_are_refused(
+    agent: KnowledgeGraphAgent, question: str
+) -> None:
+    r = agent.query(question)
+    assert not r.answerable and r.short_answer is None and r.answer_candidate is None
+    assert r.answer.startswith("Not in the graph")
+    grounding = next(t for t in r.trace if t["stage"] == "grounding")
+    assert not grounding["grounded"] or grounding["weak"]
+
+
+def test_a_connection_is_stated_link_by_link_with_its_sentences(
+    agent: KnowledgeGraphAgent,
+) -> None:
+    r = agent.query("How are Apollo 8 and Apollo 11 connected?")
+    lines = r.answer.splitlines()
+    assert lines[0] == "How Apollo 8 and Apollo 11 are connected in the graph:"
+    assert any(ln.startswith("- Apollo 8 → Apollo 11: “") for ln in lines)
+    assert any(ln.startswith("Both are linked with ") for ln in lines)
+    assert "['" not in r.answer and r.mode == "graph"
+    # every line's [n] names the section its sentence is from
+    for ln in (ln for ln in lines if ln.startswith("- ")):
+        n = int(ln.rsplit("[", 1)[1].rstrip("]"))
+        quoted = ln.split("“", 1)[1].rsplit("”", 1)[0].removesuffix(" …")
+        assert quoted[:40] in r.evidence[n - 1].content
+
+
+def test_the_cli_leads_with_the_short_answer_and_cites_the_fact(db: Path) -> None:
+    res = CliRunner().invoke(main, ["ask", CAPITAL, "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("Montgomery [1]. Extractive answer")
+    assert "  [1] Alabama — infobox > capital" in res.stdout
+    res = CliRunner().invoke(
+        main, ["ask", "Where was Marie Curie born?", "--db", str(db), "--json"]
+    )
+    data = json.loads(res.stdout)
+    assert data["answerable"] is False and data["short_answer"] is None
+
+
+def test_the_facts_pack_answers_in_cypher(db: Path) -> None:
+    res = CliRunner().invoke(main, ["cypher", "facts_of", "--db", str(db), "-p", "title=Aruba"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(ln) for ln in res.stdout.splitlines() if ln.strip()]
+    assert {"capital", "currency"} <= {r["key"] for r in rows}
+    res = CliRunner().invoke(
+        main,
+        [
+            "cypher",
+            "articles_with_fact",
+            "--db",
+            str(db),
+            "-p",
+            "key=capital",
+            "-p",
+            "value=Luanda",
+        ],
+    )
+    assert [json.loads(ln)["title"] for ln in res.stdout.splitlines() if ln.strip()] == ["Angola"]
+
+
+def test_kg_agent_answers_scores_a_plain_set_per_kind(db: Path, tmp_path: Path) -> None:
+    res = CliRunner().invoke(
+        main,
+        ["answers", str(QUESTIONS), "--db", str(db), "--limit", "12", "--out", str(tmp_path), "-q"],
+    )
+    assert res.exit_code == 0, res.output
+    assert "| infobox | 12 |" in res.stdout
+    saved = json.loads((tmp_path / "answers.json").read_text())
+    assert len(saved["results"]) == 12
+    assert saved["summary"]["kinds"]["infobox"]["shown_right"] >= 90.0
+
+
+def test_the_http_service_answers_from_facts(db: Path) -> None:
+    with running_server(db, "--offline", "--workers", "1") as srv:
+        r = httpx2.post(f"{srv.url}/v1/ask", json={"question": CAPITAL}, timeout=120)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["short_answer"] == "Montgomery" and body["confidence"] >= SHOW_THRESHOLD
+        found = httpx2.post(f"{srv.url}/v1/search", json={"question": CAPITAL}, timeout=120)
+        assert found.json()["evidence"][0]["tier"] == "fact"
+
+
+async def _mcp_ask(db: Path, question: str) -> dict[str, Any]:
+    cmd = [*kg_agent_exe(), "mcp", "--db", str(db), "--offline", "--workers", "1"]
+    params = StdioServerParameters(command=cmd[0], args=cmd[1:])
+    with anyio.fail_after(300):
+        async with Client(stdio_client(params)) as client:
+            result = await client.call_tool("ask", {"question": question})
+            assert not result.is_error
+            return dict(result.structured_content or {})
+
+
+def test_the_mcp_ask_tool_answers_from_facts(db: Path) -> None:
+    out = anyio.run(_mcp_ask, db, CAPITAL, backend="asyncio")
+    assert out["short_answer"] == "Montgomery" and out["confidence"] >= SHOW_THRESHOLD
+    assert out["citations"][0]["title"] == "Alabama"
+
+
+def test_the_demo_questions_are_answered_in_words(sample_db: str) -> None:
+    with KnowledgeGraphAgent(sample_db, offline=True) as a:
+        chair = a.query(
+            "Which professorship at Cambridge was held by the designer of the Analytical Engine?"
+        )
+        link = a.query("How is Ada Lovelace connected to IBM?")
+    assert chair.answer_candidate == "Lucasian Professor of Mathematics"
+    assert chair.short_answer != "Isaac Newton"
+    assert "Lucasian Professor of Mathematics" in chair.answer
+    lines = link.answer.splitlines()
+    assert lines[1] == "Through 3 links: Ada Lovelace → Analytical Engine → Howard Aiken → IBM"
+    assert lines[2].startswith("- Ada Lovelace → Analytical Engine: “")
+    assert "['" not in link.answer and link.short_answer is None
+
+
+def test_the_fact_matching_script_measures_each_way(db: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "facts.json"
+    cmd = [sys.executable, str(root / "scripts" / "eval_facts.py"), "--db", str(db)]
+    proc = subprocess.run(
+        [*cmd, "--kinds", "infobox", "--json", str(out)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["way"]: r for r in json.loads(out.read_text())["rows"]}
+    assert len(rows) == 4 and all(r["questions"] == 57 for r in rows.values())
+    table = rows["table alone"]["right"]
+    assert (
+        rows["table + key-name similarity (default)"]["right"] >= table > rows["neither"]["right"]
+    )

@@ -1,0 +1,201 @@
+"""Answers from infobox facts, on an in-memory graph whose boxes are read as a load
+reads them (real infobox wikitext, the load's parser and kinds)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg_agent.answering.reader import SHOW_THRESHOLD, read_evidence
+from kg_agent.entities import QuestionEntityLinker
+from kg_agent.language.question import Question
+from kg_agent.language.shape import AnswerKind
+from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
+from kg_agent.retrieval.facts import FactRetriever, WithFacts, short_value
+from tests.support.memory_graph import MemoryArticle, MemoryGraph
+
+ALABAMA = """{{Infobox U.S. state
+| Name = Alabama
+| Capital = [[Montgomery, Alabama|Montgomery]]
+| LargestCity = [[Birmingham, Alabama|Birmingham]]
+| AdmittanceDate = December 14, 1819
+| TotalArea = 135,765 km2
+| 2010Pop = 4,858,979
+}}"""
+ALASKA = """{{Infobox U.S. state
+| Name = Alaska
+| Capital = [[Juneau, Alaska|Juneau]]
+| LargestCity = [[Anchorage, Alaska|Anchorage]]
+| AdmittanceDate = January 3, 1959
+}}"""
+ALGERIA = """{{Infobox country
+| common_name = Algeria
+| capital = [[Algiers]]
+| population_estimate = 40,400,000
+| population_estimate_year = 2016
+| population_census = 37,900,000
+| population_census_year = 2013
+| population_density_km2 = 15.9
+| area_km2 = 2,381,741
+}}"""
+ANGOLA = """{{Infobox country
+| common_name = Angola
+| capital = [[Luanda]]
+| currency = [[Angolan kwanza|Kwanza]]
+| area_km2 = 1,246,700
+}}"""
+EINSTEIN = """{{Infobox scientist
+| name = Albert Einstein
+| birth_place = [[Ulm]], [[Kingdom of Württemberg]], [[German Empire]]
+| spouse = {{marriage|[[Mileva Marić]]|1903|1919|end=div}}<br />
+{{marriage|[[Elsa Löwenthal]]|1919|1936|end=died}}
+| doctoral_advisor = [[Alfred Kleiner]]
+}}"""
+SONG = """{{Infobox song
+| name = America the Beautiful
+| writer = [[Katharine Lee Bates]]
+| composer = [[Samuel A. Ward]]
+| published = 1895
+}}"""
+ARISTOTLE = """{{Infobox philosopher
+| name = Aristotle
+| birth_date = 384 BC {{longitem|padding-top:0;line-height:1.4em
+|[[Stagira (ancient city)|Stagira]],<br/>Chalcidice ([[Chalkidiki]])}}
+}}"""
+
+
+def _article(title: str, box: str = "", text: str = "", **kw: object) -> MemoryArticle:
+    lead = text or f"{title} is an article of the test graph about {title}."
+    return MemoryArticle(title, [("", lead)], infobox=box, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def graph() -> MemoryGraph:
+    return MemoryGraph(
+        [
+            _article("Alabama", ALABAMA, categories=["States of the United States"]),
+            _article("Alaska", ALASKA, categories=["States of the United States"]),
+            _article("Algeria", ALGERIA, categories=["Countries in Africa"]),
+            _article("Angola", ANGOLA, categories=["Countries in Africa"]),
+            _article("Albert Einstein", EINSTEIN, categories=["1879 births"]),
+            _article("America the Beautiful", SONG),
+            _article("Aristotle", ARISTOTLE, categories=["384 BC births"]),
+            _article("Luanda", text="Luanda is the capital and largest city of Angola."),
+            _article("Montgomery, Alabama", text="Montgomery is the capital of Alabama."),
+            _article("Juneau, Alaska", text="Juneau is the capital of Alaska."),
+            _article("Anchorage, Alaska", text="Anchorage is the largest city of Alaska."),
+            _article("Mileva Marić", text="Mileva Marić was a Serbian physicist."),
+        ],
+        redirects={"Montgomery": "Montgomery, Alabama", "Einstein": "Albert Einstein"},
+    )
+
+
+@pytest.fixture(scope="module")
+def linker(graph: MemoryGraph) -> QuestionEntityLinker:
+    return QuestionEntityLinker(graph)
+
+
+def ask(graph: MemoryGraph, linker: QuestionEntityLinker, text: str) -> RetrievalResult:
+    return FactRetriever(graph).search(Question(text, link=linker.link_any_case))
+
+
+def answer(graph: MemoryGraph, linker: QuestionEntityLinker, text: str) -> str | None:
+    found = ask(graph, linker, text)
+    return found.evidence[-1].fact.answer if found.evidence and found.evidence[-1].fact else None
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What is the capital of Alabama?", "Montgomery"),
+        ("what's the capital of angola", "Luanda"),
+        ("What currency does Angola use?", "Kwanza"),
+        ("Who was Albert Einstein's doctoral advisor?", "Alfred Kleiner"),
+        ("When did Alabama become a state?", "December 14, 1819"),
+        # the noun asked beats the verb ("wrote"), which the writer's key also means
+        ("Who wrote the music for America the Beautiful?", "Samuel A. Ward"),
+        ("Who wrote the lyrics to America the Beautiful?", "Katharine Lee Bates"),
+        # the latest of two keys that answer alike, not the census of 2013
+        ("How many people live in Algeria?", "40,400,000"),
+        # an ordinal picks its item of a list
+        ("Who was Einstein's first wife?", "Mileva Marić"),
+        # for where: the place itself, not the whole value with its date
+        ("Where was Aristotle born?", "Stagira"),
+    ],
+)
+def test_a_fact_answers_the_question_its_relation_names(
+    graph: MemoryGraph, linker: QuestionEntityLinker, question: str, expected: str
+) -> None:
+    assert answer(graph, linker, question) == expected
+
+
+def test_fact_evidence_is_cited_like_a_section(
+    graph: MemoryGraph, linker: QuestionEntityLinker
+) -> None:
+    (ev,) = ask(graph, linker, "What is the capital of Alabama?").evidence
+    assert (ev.title, ev.heading, ev.source) == ("Alabama", "infobox: capital", "fact")
+    assert ev.content == "Alabama — capital: Montgomery."
+    assert ev.fact is not None and ev.fact.rows[0].target == "Montgomery, Alabama"
+    assert ev.fact.confidence >= SHOW_THRESHOLD
+
+
+def test_two_hops_the_other_way_through_a_fact_that_names_the_entity(
+    graph: MemoryGraph, linker: QuestionEntityLinker
+) -> None:
+    found = ask(graph, linker, "What is the currency of the country whose capital is Luanda?")
+    via, fact = found.evidence
+    assert (via.title, via.fact and via.fact.key) == ("Angola", "capital")
+    assert fact.fact is not None and (fact.fact.answer, fact.fact.hop) == ("Kwanza", 2)
+    # a second hop is less sure than a first
+    assert fact.fact.confidence < 1.0
+
+
+def test_a_choice_reads_each_options_fact(graph: MemoryGraph, linker: QuestionEntityLinker) -> None:
+    found = ask(graph, linker, "Is Algeria or Angola bigger?")
+    assert [(e.title, e.fact and e.fact.key) for e in found.evidence] == [
+        ("Algeria", "areakm2"),
+        ("Angola", "areakm2"),
+    ]
+    items = list(enumerate(found.evidence, 1))
+    question = Question("Is Algeria or Angola bigger?", link=linker.link_any_case)
+    reading = read_evidence(question, items)
+    assert reading.short_answer == "Algeria"
+    first = ask(graph, linker, "Which became a US state first, Alabama or Alaska?")
+    reading = read_evidence(
+        Question("Which became a US state first, Alabama or Alaska?"),
+        list(enumerate(first.evidence, 1)),
+    )
+    assert reading.short_answer == "Alabama"
+
+
+def test_no_fact_for_a_relation_no_key_names(
+    graph: MemoryGraph, linker: QuestionEntityLinker
+) -> None:
+    assert ask(graph, linker, "What is the state bird of Alaska?").evidence == []
+    assert ask(graph, linker, "Is Alabama landlocked?").evidence == []  # yes/no: not facts
+
+
+def test_short_value_keeps_a_date_for_when_and_a_number_for_how_many(
+    graph: MemoryGraph,
+) -> None:
+    rows = [r for r in graph.facts_of(["Alabama"]) if r.key == "admittancedate"]
+    assert short_value(rows, AnswerKind.DATE) == "December 14, 1819"
+    rows = [r for r in graph.facts_of(["Algeria"]) if r.key == "areakm2"]
+    assert short_value(rows, AnswerKind.NUMBER).replace(",", "").startswith("2381741")
+
+
+class _Fixed(Retriever):
+    mode = "fixed"
+
+    def search(self, query: object, top_k: int = 10) -> RetrievalResult:
+        text = "Montgomery is the capital of Alabama."
+        ev = Evidence("Montgomery, Alabama::0000", "Montgomery, Alabama", "", "", text, 0.5)
+        return RetrievalResult(str(query), [ev])
+
+
+def test_with_facts_puts_the_facts_before_the_text(
+    graph: MemoryGraph, linker: QuestionEntityLinker
+) -> None:
+    both = WithFacts(_Fixed(), FactRetriever(graph))
+    found = both.search(Question("What is the capital of Alabama?", link=linker.link_any_case))
+    assert [e.source for e in found.evidence] == ["fact", "semantic"]
+    assert found.trace[0]["stage"] == "facts"
