@@ -16,9 +16,9 @@ of a multi-hop question) is likelier to matter than an isolated one. So
   ``hops``-neighbourhood in ``LINKS_TO`` taken as undirected, divided by the
   largest candidate value. ``LINKS_TO`` is the sum of the sections'
   ``MENTIONS`` (docs/schema.md), so the mention edges are in it already; reading
-  ``MENTIONS`` too would count every link twice. Kùzu's ``page_rank`` cannot be
-  personalised, so the walk runs here, in scipy, on a subgraph of at most
-  ``max_nodes`` articles (a few milliseconds for 2k nodes).
+  ``MENTIONS`` too would count every link twice. The global rank
+  (:mod:`kg_agent.store.pagerank`) cannot be personalised, so the walk runs
+  here, in scipy, on a subgraph of at most ``max_nodes`` articles (a few milliseconds for 2k nodes).
 
 Default weights (:data:`DEFAULT_WEIGHTS`: retrieval 1, global PageRank 0,
 personalised PageRank 0.5, ``hops=1``) come from a weight sweep

@@ -38,6 +38,7 @@ from kg_agent.store.layout import default_buffer_pool_mb, index_dir
 from kg_agent.store.link_changes import LinkChanges, patch_from_graph
 from kg_agent.store.link_table import FILE_NAME as LINK_TABLE
 from kg_agent.store.link_table import LinkTable, write_link_table
+from kg_agent.store.pagerank import rank_export
 from kg_agent.store.reads import (
     RECENT,
     UNINDEXED,
@@ -68,7 +69,6 @@ _SCAN_ROWS = 5000
 _PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 
 # Index names (constants: safe to format into CALL statements).
-_PROJECTED_GRAPH = "kg_link_graph"
 LINKER_FILE = "linker.pkl"  # the saved entity linker, in the index generation
 # Kùzu full-text indexes of schema 1 graphs, dropped when they are upgraded.
 _OLD_FTS_INDEXES = (("Section", "section_text_fts"), ("Article", "article_title_fts"))
@@ -728,34 +728,37 @@ class GraphStore(GraphReads, VectorWrites):
         self.set_meta(indexed_vectors=str(n))  # what deletes are measured against
         return True
 
-    def compute_pagerank(self) -> int:
-        """Global PageRank over the article link graph (stubs excluded), stored on Article.
+    def compute_pagerank(self, articles: Path) -> int:
+        """Global PageRank over the article link graph (stubs excluded), stored on
+        ``Article.pagerank`` and in the ``pagerank`` column of ``articles`` (an
+        :meth:`export_articles` of the graph, which the article table is then written
+        from); returns how many articles were ranked.
 
-        Stubs are link targets outside the loaded pages; including them would
-        let pages we know nothing about dominate the ranking.
+        Computed from the link table (:mod:`.pagerank`, the algorithm of Kùzu's
+        ``page_rank``, without its ``algo`` extension), which must be in step with
+        the graph: written by :meth:`write_link_table` just before. Stubs are link
+        targets outside the loaded pages; including them would let pages we know
+        nothing about dominate the ranking.
         """
-        # page_rank below writes every article with text; only a stub may hold an old
-        # rank (an article deleted since). Zeroing all was 100k writes at 100k articles.
+        table = self.link_table()
+        if table is None:
+            raise DatabaseError(f"database {self.path}: PageRank needs the link table first")
+        ranks_file = articles.with_name("pagerank.parquet")
+        n = rank_export(table, articles, ranks_file)
+        # only a stub may hold an old rank (an article deleted since); zeroing all
+        # was 100k writes at 100k articles
         self._run(
             "MATCH (a:Article) WHERE a.is_stub = true AND a.pagerank <> 0.0 SET a.pagerank = 0.0"
         )
-        n_real = self._scalar("MATCH (a:Article) WHERE a.is_stub = false RETURN count(a)")
-        if not n_real:
-            return 0
-        with contextlib.suppress(RuntimeError, DatabaseError):
-            self._run(f"CALL DROP_PROJECTED_GRAPH('{_PROJECTED_GRAPH}')")
-        self._run(
-            f"CALL PROJECT_GRAPH('{_PROJECTED_GRAPH}', "
-            "{'Article': 'n.is_stub = false'}, ['LINKS_TO'])"
-        )
         try:
-            n = self._scalar(
-                f"CALL page_rank('{_PROJECTED_GRAPH}') WITH node, rank "
-                "SET node.pagerank = rank RETURN count(*)"
+            source = str(ranks_file.resolve()).replace("'", "''")
+            self._run(
+                f"LOAD FROM '{source}' WITH title, rank "
+                "MATCH (a:Article {title: title}) SET a.pagerank = rank"
             )
         finally:
-            self._run(f"CALL DROP_PROJECTED_GRAPH('{_PROJECTED_GRAPH}')")
-        return int(n or 0)
+            ranks_file.unlink(missing_ok=True)
+        return n
 
     # ------------------------------------------------------------------ text index
     def generation_path(self) -> Path | None:

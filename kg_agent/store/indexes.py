@@ -185,12 +185,13 @@ def finalize_indexes(
     if meta.get("text_stale") == "1" or store.text_index() is None:
         step("text_index", text or (lambda: build_text_index(store, progress=progress)))
         store.set_meta(text_stale="0")
-    step("pagerank", store.compute_pagerank)
     articles = store.generation_dir() / "articles-export.parquet"
     try:
         step("article_export", lambda: store.export_articles(articles))
-        # the link table first: a patch compares the article table it replaces
+        # the link table first: a patch compares the article table it replaces, and
+        # PageRank is computed from it (and written into the export)
         step("link_table", lambda: store.write_link_table(links, articles))
+        step("pagerank", lambda: store.compute_pagerank(articles))
         step("article_table", lambda: store.write_article_table(articles))
     finally:
         articles.unlink(missing_ok=True)

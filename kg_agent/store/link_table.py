@@ -202,6 +202,12 @@ class LinkTable:
             for name, (pos, length, dtype) in _layout(self.nodes, self.edges).items()
         }
 
+    def rows(self, *, incoming: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The compressed rows of one side, (pointers, neighbours), memory-mapped: the
+        neighbours of node ``i`` are ``nbr[ptr[i]:ptr[i + 1]]``."""
+        side = "in" if incoming else "out"
+        return self._arrays[f"{side}_ptr"], self._arrays[f"{side}_nbr"]
+
     def out_neighbours(self, offsets: np.ndarray) -> np.ndarray:
         """Every article the articles at ``offsets`` link to (with repeats; offsets the
         table does not hold have none)."""

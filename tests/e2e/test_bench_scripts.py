@@ -5,8 +5,9 @@ has moved away from cannot reproduce them (two had: ``bench_linker`` called a st
 method the linker no longer uses, and ``bench_embed`` reported its reference setting as
 failed and still exited 0). Nothing here is timed: each run is the smallest the script
 allows, and the test checks that it finished, said so with its exit status, and saved
-rows. ``bench_embed_stage`` and ``bench_embed_batches`` are left out (a minute each, and
-the first writes its dumps into the project); ``bench_vector_disk`` too (half a minute).
+rows (``bench_vectors`` needs faiss and usearch: the ``bench`` extra). ``bench_embed_stage``
+and ``bench_embed_batches`` are left out (a minute each, and the first writes its dumps into
+the project); ``bench_vector_disk`` too (half a minute).
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ SCRIPTS: dict[str, tuple[str, str]] = {
     "bench_linker": (
         "--sizes 0 --persist-sizes= --pickle-sizes= --fts-sizes 0 --limit 5 --workdir {work}",
         "sizes",
+    ),
+    "bench_vectors": (
+        "run --embed-db {graph} --embed-limit 300 --vectors {work}/vectors --work {work}/idx "
+        "--sizes 300,600 --kuzu-max 300 --shared {data}/..",
+        "rows",
     ),
     "bench_embed": (
         "--data {data}/multihop/2wikimultihopqa --limit 40 --rounds 1 --sample 16 --settings naive",
