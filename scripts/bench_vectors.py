@@ -62,6 +62,17 @@ ENWIKI_SECTIONS = 32_700_000
 HELD_OUT = 10_000  # at most: a tenth of the real vectors when they are fewer
 WRITES = 10_000  # vectors inserted, then as many deleted (at most the held-out)
 CONCURRENT = 8
+EPS = 1e-3  # ann-benchmarks' tolerance on the 10th similarity
+
+
+def anon_rss_mib() -> float:
+    """Memory this process holds that is not a file's pages (``RssAnon``, now): what a
+    search cannot give back, unlike the pages of memory-mapped files it has read, which
+    count in the peak RSS but are the kernel's page cache to reclaim."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def peak_rss_mib() -> float:
@@ -128,9 +139,11 @@ def base_file(work: Path, real: np.ndarray, n_max: int) -> tuple[np.ndarray, dic
 
 
 def ground_truth(work: Path, base: np.ndarray, n: int, queries: np.ndarray) -> np.ndarray:
-    """Exact float32 top-:data:`vi.K` of every query over ``base[:n]`` (cached)."""
+    """Exact float32 top-:data:`vi.K` of every query over ``base[:n]`` (cached, with
+    their similarities in ``gt-N-sims.npy``)."""
     path = work / f"gt-{n}.npy"
-    if path.exists():
+    sims_path = work / f"gt-{n}-sims.npy"
+    if path.exists() and sims_path.exists():
         return np.load(path)
     best_s = np.full((queries.shape[0], vi.K), -np.inf, np.float32)
     best_i = np.full((queries.shape[0], vi.K), -1, np.int64)
@@ -144,6 +157,7 @@ def ground_truth(work: Path, base: np.ndarray, n: int, queries: np.ndarray) -> n
         best_s = np.take_along_axis(all_s, keep, 1)
         best_i = np.take_along_axis(all_i, keep, 1)
     np.save(path, best_i)
+    np.save(sims_path, best_s)
     return best_i
 
 
@@ -169,22 +183,25 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
         index = vi.INDEXES[args.index]()
         index.open(folder)
         gt = np.load(work / f"gt-{args.n}.npy")
+        kth = np.load(work / f"gt-{args.n}-sims.npy")[:, -1]
+        truth = (gt, kth, base)
         out: dict[str, Any] = {}
         sweep = getattr(index, "sweep", None)
         if sweep:  # a setting that trades latency for recall: every value, then the chosen
             out["sweep"] = {}
             for value in sweep:
                 index.set_probe(value)
-                out["sweep"][str(value)] = single_latency(index, queries, gt)
-            ok = [v for v in sweep if out["sweep"][str(v)]["recall_at_10"] >= vi.RECALL_GOAL]
+                out["sweep"][str(value)] = single_latency(index, queries, truth)
+            ok = [v for v in sweep if out["sweep"][str(v)]["recall_at_10_eps"] >= vi.RECALL_GOAL]
             index.set_probe(ok[0] if ok else sweep[-1])
             out["probe"] = ok[0] if ok else sweep[-1]
-        out.update(single_latency(index, queries, gt))
+        out.update(single_latency(index, queries, truth))
         conc = concurrent_latency(index, queries)
         out.update(
             p50_ms_8=round(statistics.median(conc), 2),
             p95_ms_8=round(float(np.percentile(conc, 95)), 2),
             search_peak_rss_mib=round(peak_rss_mib(), 1),
+            search_anon_rss_mib=round(anon_rss_mib(), 1),
         )
         return out
     # writes: insert the held-out real vectors, then delete as many keys of the base
@@ -210,17 +227,30 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def single_latency(index: Any, queries: np.ndarray, gt: np.ndarray) -> dict[str, float]:
+def single_latency(
+    index: Any, queries: np.ndarray, truth: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> dict[str, float]:
+    """Latency one query at a time, and recall@10 two ways: ``recall_at_10``, the share of
+    the exact top 10's ids returned; ``recall_at_10_eps``, ann-benchmarks' measure, the
+    share of returned vectors at least as similar as the exact 10th less :data:`EPS`
+    (which counts a near-tie as found: real questions meet many sections at almost the
+    same similarity, see docs/BENCHMARKS.md)."""
+    gt, kth, base = truth
     for q in queries[:20]:  # warm the first reads
         index.search(q, vi.K)
-    lat, hits = [], 0
-    for q, want in zip(queries, gt, strict=True):
+    lat, hits, near = [], 0, 0
+    for q, want, floor in zip(queries, gt, kth, strict=True):
         t0 = time.perf_counter()
         got = index.search(q, vi.K)
         lat.append((time.perf_counter() - t0) * 1000)
         hits += len(set(got.tolist()) & set(want.tolist()))
+        ids = np.sort(np.asarray(got, np.int64)[: vi.K])
+        if ids.size:
+            sims = np.asarray(base[ids], np.float32) @ q
+            near += int((sims >= floor - EPS).sum())
     return {
         "recall_at_10": round(hits / (vi.K * len(queries)), 4),
+        "recall_at_10_eps": round(near / (vi.K * len(queries)), 4),
         "p50_ms": round(statistics.median(lat), 2),
         "p95_ms": round(float(np.percentile(lat, 95)), 2),
     }
@@ -290,7 +320,14 @@ def fit(points: list[tuple[int, float]]) -> tuple[float, float] | None:
     return float(math.exp(log_a)), float(b)
 
 
-FIGURES = ("build_s", "disk_mib", "search_peak_rss_mib", "p50_ms", "build_peak_rss_mib")
+FIGURES = (
+    "build_s",
+    "disk_mib",
+    "search_peak_rss_mib",
+    "search_anon_rss_mib",
+    "p50_ms",
+    "build_peak_rss_mib",
+)
 
 
 def project(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -322,6 +359,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         "disk_mib",
         "search_peak_rss_mib",
         "recall_at_10",
+        "recall_at_10_eps",
         "p50_ms",
         "p95_ms",
         "p50_ms_8",
@@ -401,7 +439,9 @@ def main() -> None:
     r.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     r.add_argument("--work", type=Path, required=True)
     r.add_argument("--sizes", default="200000,1000000")
-    r.add_argument("--indexes", default="flat,kuzu-hnsw,usearch-i8,ivfpq-sq8,binary-sq8")
+    r.add_argument(
+        "--indexes", default="flat,kuzu-hnsw,usearch-i8,ivfpq-sq8,ivfpq-sq8-r1000,binary-sq8"
+    )
     r.add_argument("--kuzu-max", type=int, default=250_000)
     r.add_argument("--usearch-max", type=int, default=2_000_000)
     r.add_argument("--no-writes", action="store_true")
