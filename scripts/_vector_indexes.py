@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from kg_agent.store.vector_index import ivf_lists
+
 RESCORE = 200  # candidates the quantised indexes rescore with the int8 vectors
 K = 10
 RECALL_GOAL = 0.95
@@ -203,12 +205,6 @@ class UsearchI8:
         self.index.remove(keys.astype(np.uint64))
 
 
-def ivf_lists(n: int) -> int:
-    """IVF lists: ~4·sqrt(N), a power of two, at least 256 (fewer for a toy base: k-means
-    needs ~39 training points a list)."""
-    return max(1, min(max(256, 1 << round(np.log2(4 * np.sqrt(n)))), n // 39))
-
-
 class IvfPqSq8:
     name = "ivfpq-sq8"
     nprobe = 32
@@ -300,8 +296,59 @@ class BinarySq8:
         return self.sq8.rescore(q, cand.astype(np.int64), k)
 
 
+class KgAgentIndex:
+    """kg-agent's own vector index (``kg_agent/store/vector_index.py``) as a graph uses
+    it: exact up to ``EXACT_MAX`` vectors, else IVF-PQ probing a sixteenth of its lists
+    and rescoring 1,000 candidates from SQ8; writes add a segment and deletion files."""
+
+    name = "kg-agent"
+
+    def build(self, base: np.ndarray, folder: Path) -> None:
+        import pyarrow as pa
+
+        from kg_agent.store.vector_index import build_vector_index
+
+        n, dim = base.shape
+        parts = (
+            (pa.array([str(i) for i in range(a, b)]), np.asarray(base[a:b], np.float32))
+            for a, b in _chunks(n)
+        )
+        (folder / "live").write_text(build_vector_index(folder, parts, dim))
+
+    def open(self, folder: Path) -> None:
+        from kg_agent.store.vector_index import FOLDER, VectorIndex
+
+        self.folder = folder
+        self.index = VectorIndex(folder / FOLDER, (folder / "live").read_text())
+
+    def search(self, q: np.ndarray, k: int) -> np.ndarray:
+        return np.asarray([int(sid) for sid, _ in self.index.search(q, k)], np.int64)
+
+    def open_for_writes(self, folder: Path) -> None:
+        self.open(folder)
+
+    def insert(self, vecs: np.ndarray, start: int) -> None:
+        import pyarrow as pa
+
+        from kg_agent.store.vector_index import write_vector_changes
+
+        ids = pa.array([str(i) for i in range(start, start + len(vecs))])
+        self._write(write_vector_changes(self.index, [(ids, vecs)], []))
+
+    def delete(self, keys: np.ndarray) -> None:
+        from kg_agent.store.vector_index import write_vector_changes
+
+        self._write(write_vector_changes(self.index, [], [str(int(k)) for k in keys]))
+
+    def _write(self, manifest: str) -> None:
+        from kg_agent.store.vector_index import VectorIndex
+
+        self.index = VectorIndex(self.index.root, manifest)
+
+
 INDEXES: dict[str, type] = {
-    c.name: c for c in (Flat, KuzuHnsw, UsearchI8, IvfPqSq8, IvfPqSq8Wide, BinarySq8)
+    c.name: c
+    for c in (Flat, KuzuHnsw, UsearchI8, IvfPqSq8, IvfPqSq8Wide, BinarySq8, KgAgentIndex)
 }
 
 

@@ -115,15 +115,6 @@ DUMP_OPTIONS = [
         envvar="KG_AGENT_BUFFER_POOL_MB",
         help="Kùzu buffer pool for the write (default: 60% of memory).",
     ),
-    click.option(
-        "--max-waiting-vectors",
-        "max_waiting",
-        type=click.IntRange(min=0),
-        help="Adding to a graph that has a vector index, new vectors wait beside it "
-        "(searched exactly) until more than this many wait (default 20,000); then they go "
-        "into a second, recent index built anew with them (past a quarter of the main "
-        "index, the graph is compacted into one).",
-    ),
 ]
 
 
@@ -214,12 +205,12 @@ def run_with_embedder(
         )
 
 
-def vectors_line(folded: int, waiting: int, *, width: int) -> str:
-    """Where a load's or an update's new vectors are: in an index built anew (the recent
-    one, or the whole after a compaction), or waiting beside the index (nothing when
-    neither)."""
-    if folded:
-        return f"  vectors    {folded:>{width},} indexed (an index built anew with them)\n"
-    if waiting:
-        return f"  vectors    {waiting:>{width},} wait beside the vector index\n"
-    return ""
+def vectors_line(added: int, deleted: int, *, width: int) -> str:
+    """What a load into a graph, or an update, changed in its vector index (nothing
+    when the index was built whole, or not changed)."""
+    if not (added or deleted):
+        return ""
+    return (
+        f"  vectors    {added:>{width},} added to the vector index, {deleted:,} removed "
+        "(no rebuild)\n"
+    )

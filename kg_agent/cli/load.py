@@ -57,7 +57,6 @@ def load(
     staging_dir: str | None,
     shard_mb: int | None,
     buffer_pool_mb: int | None,
-    max_waiting: int | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -69,7 +68,6 @@ def load(
     load leaves the database as it was; running it again resumes it.
     """
     from kg_agent.ingest.pipeline import LoadOptions, load_source
-    from kg_agent.store import MAX_UNINDEXED
 
     options = LoadOptions(
         fmt=None if fmt == "auto" else fmt,
@@ -85,7 +83,6 @@ def load(
         staging_dir=staging_dir,
         buffer_pool_mb=buffer_pool_mb,
         chunk_bytes=shard_mb << 20 if shard_mb else None,
-        max_unindexed_vectors=MAX_UNINDEXED if max_waiting is None else max_waiting,
     )
     report = run_with_embedder(
         load_source, source, db_path, options, model, batch_size, device, quiet
@@ -120,7 +117,7 @@ def load(
         f"  stubs      {report.stubs:>10,}  (link targets outside the source)\n"
         f"  cached     {report.cached_embeddings:>10,}  embeddings reused from the cache\n"
         f"  shards     {report.shards:>10,}  ({report.layout}, {report.workers} parse workers)\n"
-        + vectors_line(report.vectors_folded, report.vectors_unindexed, width=10)
+        + vectors_line(report.vectors_added, report.vectors_deleted, width=10)
         + f"  time       {sum(t.values()):>10.1f}s  "
         + "  ".join(f"{k} {v:.1f}s" for k, v in t.items())
         + f"\n  speed      {report.pages_per_s:,.0f} pages/s parsed, "
@@ -179,15 +176,10 @@ def stats(db_path: str, top: int, as_json: bool) -> None:
         f"pagerank {flag(ix.pagerank)}"
         + ("  (STALE: run 'kg-agent load' again or 'kg-agent reindex')" if ix.stale else "")
     )
-    if st.recent_vectors:
+    if st.vector_segments > 1 or st.deleted_vectors:
         click.echo(
-            f"  recent vectors  {st.recent_vectors:>10,}  written by updates, in a second, "
-            "smaller vector index ('kg-agent compact' merges them)"
-        )
-    if st.unindexed_vectors:
-        click.echo(
-            f"  waiting vectors {st.unindexed_vectors:>10,}  written by updates, searched "
-            "exactly beside the vector index ('kg-agent compact' indexes them)"
+            f"  vector index    {st.vector_segments:>10,}  segments ({st.deleted_vectors:,} "
+            "vectors deleted since it was built; 'kg-agent compact' builds it anew)"
         )
     if loads:
         click.echo("  load history:")
@@ -409,12 +401,14 @@ def check(db_path: str, as_json: bool) -> None:
     with GraphStore.open(db_path, read_only=True) as store:
         rows = store.read_everything()
         status = store.index_status()
+        vectors = store.check_vector_index()
     out = {
         "database": db_path,
         "checksums": sums.to_dict(),
         "rows": rows,
         "indexes": {
             "vector": status.vector,
+            "vector_index_vectors": vectors,
             "text": status.text,
             "pagerank": status.pagerank,
             "stale": status.stale,
@@ -425,7 +419,8 @@ def check(db_path: str, as_json: bool) -> None:
         return
     note = "checksums match" if sums.recorded else "no checksums recorded (an older graph)"
     total = sum(rows.values())
-    click.echo(f"{db_path}: OK, every table read ({total:,} rows), {note}")
+    index = f", vector index read ({vectors:,} vectors)" if vectors is not None else ""
+    click.echo(f"{db_path}: OK, every table read ({total:,} rows){index}, {note}")
 
 
 @click.command()

@@ -65,7 +65,6 @@ def update(
     delete: bool | None,
     deletions: TextIO | None,
     compact: bool | None,
-    max_waiting: int | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -78,7 +77,6 @@ def update(
     All or nothing; an interrupted update resumes when run again.
     """
     from kg_agent.ingest.update import UpdateOptions, update_graph
-    from kg_agent.store import MAX_UNINDEXED
 
     options = UpdateOptions(
         fmt=None if fmt == "auto" else fmt,
@@ -93,7 +91,6 @@ def update(
         chunk_bytes=shard_mb << 20 if shard_mb else None,
         index=index_file,
         compact=compact,
-        max_unindexed_vectors=MAX_UNINDEXED if max_waiting is None else max_waiting,
         deletions=tuple(deletions.read().splitlines()) if deletions else (),
     )
     report = run_with_embedder(
@@ -132,7 +129,7 @@ def update(
         f"({report.vectors_kept:,} left in place)"
         + (f", model on {report.embed_device}" if report.sections_embedded else "")
         + "\n"
-        + vectors_line(report.vectors_folded, report.vectors_unindexed, width=8)
+        + vectors_line(report.vectors_added, report.vectors_deleted, width=8)
         + f"  rows       {report.rows_kept:>8,} of rewritten articles left in place "
         "(sections, links, categories that did not change)\n"
         f"  database   {report.db_bytes_after / 2**20:>8,.1f} MiB "
@@ -197,7 +194,7 @@ def delete(
         f"stubs (still linked to); {report.removed_redirects:,} redirects, "
         f"{report.removed_stubs:,} stubs and {report.removed_categories:,} categories "
         "removed with them"
-        + ("; compacted (over half its vector index was deleted)" if report.compacted else "")
+        + ("; compacted (most of its vector index was deleted)" if report.compacted else "")
     )
     if report.missing:
         click.echo(f"Not in the graph: {_some(report.missing)}")

@@ -4,8 +4,9 @@ Kùzu reuses much of the space deleted and replaced rows leave behind, but not a
 (``docs/notes/updates.md``): every table is exported and copied into a new database
 beside the graph, which is indexed and then renamed over it, as a first load is;
 ``kill -9`` at any moment leaves the old graph or the compacted one. An update or a
-delete compacts by itself past the bounds below; the vectors a write leaves waiting
-beside the vector index are indexed here too (:func:`index_waiting_vectors`).
+delete compacts by itself past the bounds below, or once its vector index holds
+more than a quarter in updates' segments and deletions (the compaction builds it
+anew as one).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -23,28 +23,25 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from kg_agent.entities.saved import save_linker_apart
-from kg_agent.exceptions import KGAgentError, LoadAborted, one_line
+from kg_agent.exceptions import LoadAborted
 from kg_agent.ingest.finish import prepare_graph, sigterm_as_interrupt
 from kg_agent.ingest.stage import LoadLock
-from kg_agent.store import RECENT, UNINDEXED, GraphStore, vector_count
+from kg_agent.store import GraphStore
 from kg_agent.store.integrity import write_checksums
 from kg_agent.store.layout import (
     collect_garbage,
     default_buffer_pool_mb,
     install,
+    live_indexes,
     new_database_path,
     remove_database,
-    vector_index_need_mb,
 )
 
 __all__ = [
     "AUTO_COMPACT_GROWTH",
-    "MAX_DELETED_SHARE",
-    "RECENT_SHARE",
     "CompactReport",
     "compact_graph",
     "compact_locked",
-    "index_waiting_vectors",
     "needs_compaction",
 ]
 
@@ -64,7 +61,8 @@ class CompactReport:
 #: leaves out what ``ensure_schema`` writes itself.
 _EXPORTS = {
     "Meta": "MATCH (m:Meta) WHERE NOT m.key IN "
-    "['schema_version', 'model', 'dimension', 'recent_vectors', 'indexed_vectors'] "
+    "['schema_version', 'model', 'dimension', 'recent_vectors', 'indexed_vectors', "
+    "'vector_manifest', 'vectors_stale'] "
     "RETURN m.key, m.value",
     "Load": "MATCH (l:Load) RETURN l.id, l.source, l.format, l.fingerprint, l.started_at, "
     "l.finished_at, l.articles, l.redirects, l.sections, l.model, l.status",
@@ -111,52 +109,6 @@ def needs_compaction(db_path: str | os.PathLike[str], meta: dict[str, str]) -> b
     return base > 0 and _bytes(Path(db_path)) > AUTO_COMPACT_GROWTH * base
 
 
-#: Kùzu 0.11.3's search never walks through a deleted row, so an index most of whose
-#: vectors were deleted strands queries. Recall@10 of 2,000 random vectors with a share
-#: deleted (scripts/bench_index_deletes.py at e84b41d, 5 builds; docs/notes/updates.md):
-#: 50% ≥ 0.998, 80% ≥ 0.994, 90% 0.91–0.95, 95% 0.04–0.66 (one build answered every query
-#: with fewer than 10 hits).
-#: Past half, which leaves room for text vectors, whose deletes take whole neighbourhoods,
-#: an update or a delete compacts the graph.
-MAX_DELETED_SHARE = 0.5
-
-#: Folds build the recent vector index anew each time; once it would hold more than this
-#: share of the main index's vectors, the graph is compacted instead (one index again).
-RECENT_SHARE = 0.25
-
-
-def index_waiting_vectors(db: Path, say: Callable[[str], None], *, compact: bool = True) -> str:
-    """Put the vectors waiting beside the index of ``db`` into an index, never by inserting
-    into a built one (``store/vectors.py``): the recent index built anew with them
-    (``"fold"``), or past :data:`RECENT_SHARE` (unless not to ``compact``), a compaction
-    (``"compact"``). For a caller that holds the graph's load lock; says which it did."""
-    with GraphStore.open(db, read_only=True) as store:
-        counts = store.table_counts()
-        dimension = store.dimension
-        meta = store.meta()
-    waiting = counts.get(UNINDEXED, 0)
-    recent = counts.get(RECENT, 0) + waiting
-    if compact and recent > RECENT_SHARE * counts.get("SectionVector", 0):
-        say(f"compacting {db} ({recent:,} vectors of updates: over a quarter of its index)")
-        compact_locked(db, meta)
-        return "compact"
-    say(f"indexing the {waiting:,} vectors waiting in {db} ({recent:,} in its recent index)")
-    pool = default_buffer_pool_mb(read_only=False, need_mb=vector_index_need_mb(recent, dimension))
-    try:
-        with GraphStore.open(db, read_only=False, buffer_pool_mb=pool) as store:
-            store.fold_unindexed()
-    except (KeyboardInterrupt, KGAgentError, OSError, RuntimeError) as exc:
-        why = "interrupted" if isinstance(exc, KeyboardInterrupt) else one_line(exc)
-        raise LoadAborted(
-            f"{db} is written, but indexing the vectors waiting beside its index failed "
-            f"({why}); they still wait, searched exactly (the next update, or 'kg-agent "
-            "compact', indexes them)"
-        ) from None
-    finally:  # whatever the fold got to, the file changed
-        write_checksums(db)
-    return "fold"
-
-
 def compact_locked(db: Path, meta: dict[str, str]) -> CompactReport:
     """:func:`compact_graph` for a caller that holds the graph's load lock."""
     report = CompactReport(db_path=str(db))
@@ -171,7 +123,7 @@ def compact_locked(db: Path, meta: dict[str, str]) -> CompactReport:
         _rebuild(db, new, meta, gen, counts)
     except BaseException as exc:
         remove_database(new)
-        collect_garbage(db, live=[meta.get("indexes", "")])
+        collect_garbage(db, live=live_indexes(meta))
         if isinstance(exc, KeyboardInterrupt):
             raise LoadAborted(f"compaction of {db} interrupted; the graph is as it was") from None
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
@@ -183,8 +135,9 @@ def compact_locked(db: Path, meta: dict[str, str]) -> CompactReport:
     install(new, db)
     with GraphStore.open(db, read_only=False) as store:
         store.set_meta(compacted_bytes=str(_bytes(db)))
+        live = live_indexes(store.meta())
     write_checksums(db)
-    collect_garbage(db, live=[gen])
+    collect_garbage(db, live=live)
     save_linker_apart(str(db))
     report.bytes_after = _bytes(db)
     report.seconds = round(time.perf_counter() - t0, 3)
@@ -195,11 +148,7 @@ def _rebuild(db: Path, new: Path, meta: dict[str, str], gen: str, counts: dict[s
     """Copy every table of ``db`` into ``new``; the text index is copied into generation
     ``gen`` (it holds titles and section ids, not node offsets), and the tables that do
     hold offsets (article, link), the vector index and the linker are built again."""
-    vectors = vector_count(counts)
-    pool = default_buffer_pool_mb(
-        read_only=False,
-        need_mb=vector_index_need_mb(vectors, int(meta.get("dimension", "0"))) if vectors else 0,
-    )
+    pool = default_buffer_pool_mb(read_only=False)
     root = db.with_name(db.name + ".indexes")
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".kg-compact-", dir=root) as tmp:
@@ -207,7 +156,7 @@ def _rebuild(db: Path, new: Path, meta: dict[str, str], gen: str, counts: dict[s
         with GraphStore.open(db, read_only=True) as old:
             for table, query in _EXPORTS.items():
                 files[table] = Path(tmp) / f"{table}.parquet"
-                if table == "SectionVector":  # with those waiting: the new index takes all
+                if table == "SectionVector":  # a schema-4 graph's update tables too
                     query = old.over_vector_tables(query)
                 old.export_parquet(query, files[table])
             old_gen = old.generation_path()
@@ -225,6 +174,6 @@ def _rebuild(db: Path, new: Path, meta: dict[str, str], gen: str, counts: dict[s
             fresh.set_meta(indexes=gen)
             fresh.forget_derived()
             if meta.get("embeddings", "complete") == "complete":
-                fresh.build_vector_index()
+                fresh.build_vector_index(force=True)
             fresh.write_article_table()
             fresh.write_link_table()

@@ -13,11 +13,9 @@ Like a load it is resumable and never leaves a mixture. The work folder
 2. **batches**: ``batches/b000000.parquet``…, one per ``chunk`` sections, each
    written atomically, so Ctrl-C or ``kill -9`` loses at most the batch in flight;
 3. **write**: every batch copied in one ``COPY`` (atomic: Kùzu's log has all of it
-   or none), then the HNSW index built and the checksums rewritten. A graph that
-   already has an index gets it rebuilt over all its vectors: Kùzu 0.11.3 cannot
-   drop an index alone, nor ``SET`` an indexed column, so the vectors kept are
-   exported to ``kept.parquet``, the table recreated and everything copied back
-   (a rerun after a kill in between copies them again from there).
+   or none), then the vector index built anew over all the graph's vectors
+   (``Meta.vectors_stale`` says it is owed, so a kill in between is finished by the
+   rerun, or by ``reindex``) and the checksums rewritten.
 
 A rerun finds the plan and the finished batches and says so; a graph that changed
 in between (another load) is planned again.
@@ -52,7 +50,7 @@ from kg_agent.ingest.stage import LoadLock
 from kg_agent.progress import Progress
 from kg_agent.store import GraphStore, vector_count
 from kg_agent.store.integrity import write_checksums
-from kg_agent.store.layout import default_buffer_pool_mb, vector_index_need_mb
+from kg_agent.store.layout import default_buffer_pool_mb
 
 __all__ = ["EmbedReport", "embed_graph", "work_dir"]
 
@@ -190,9 +188,7 @@ class _Embedding:
         report.computed = rows - report.cached
         report.seconds["embed"] = round(time.perf_counter() - t1, 3)
         t2 = time.perf_counter()
-        # the pool holds what the HNSW build holds: every vector and its neighbours
-        need = vector_index_need_mb(report.sections, embedder.dimension)
-        pool = default_buffer_pool_mb(read_only=False, need_mb=need)
+        pool = default_buffer_pool_mb(read_only=False)
         with GraphStore.open(self.db_path, read_only=False, buffer_pool_mb=pool) as store:
             report.replaced = self._write(store, plan, embedder)
             report.seconds["write"] = round(time.perf_counter() - t2, 3)
@@ -332,9 +328,8 @@ class _Embedding:
         files = sorted((self.root / "batches").glob("b*.parquet"))
         stale = [str(s) for s in plan.get("stale", [])]
         if plan.get("force"):
-            # every vector replaced, perhaps by another model: a new table (the only
-            # way to drop an index in Kùzu 0.11.3), the model recorded with it, then
-            # one COPY; a rerun after a kill in between does the same again
+            # every vector replaced, perhaps by another model: a new table, the model
+            # recorded with it, then one COPY; a rerun after a kill does the same again
             replaced = int(vector_count(store.table_counts()))
             store.reset_vectors(dimension=embedder.dimension, model=embedder.name)
             store.set_meta(embeddings="partial")
@@ -343,49 +338,14 @@ class _Embedding:
             return replaced
         if not files and not stale:
             return 0
-        kept_done = self.root / "kept.done"
-        if kept_done.exists() or store.has_vector_index():
-            # Kùzu cannot drop a vector index alone (see recreate_vector_table): the
-            # vectors kept are set aside, the table recreated, and all copied back.
-            kept = self.root / "kept.parquet"
-            if not kept_done.exists():
-                store.set_meta(embeddings="partial")
-                self._export_kept(store, kept, stale)
-                kept_done.touch()
-            store.recreate_vector_table(store.dimension)
-            keep = [kept] if pq.read_metadata(kept).num_rows else []
-            store.copy_parquet("SectionVector", [*keep, *files])
-        elif files and not self._copied(store, files[0]):
+        if files and not self._copied(store, files[0]):
+            store.set_meta(vectors_stale="1")  # the vector index is built anew after
             store.delete_vectors(stale)
             store.copy_parquet("SectionVector", files)
         counts = store.table_counts()
         complete = vector_count(counts) >= counts.get("Section", 0)
         store.set_meta(embeddings="complete" if complete else "partial")
         return len(stale)
-
-    def _export_kept(self, store: GraphStore, kept: Path, stale: list[str]) -> None:
-        every = self.root / "vectors.parquet"
-        store.export_parquet(
-            # the waiting vectors too: the index is rebuilt from both, never folded into
-            # here (a COPY into the index breaks it if an interrupted embed rolls it back)
-            store.over_vector_tables(
-                "MATCH (v:SectionVector) RETURN v.id AS id, v.text_hash AS text_hash, "
-                "v.embedding AS embedding"
-            ),
-            every,
-        )
-        gone = pa.array(stale, pa.string())
-        tmp = kept.with_suffix(".tmp")
-        with pq.ParquetFile(every) as src:
-            writer = pq.ParquetWriter(tmp, src.schema_arrow)
-            try:
-                for batch in src.iter_batches(batch_size=100_000):
-                    mask = pc.invert(pc.is_in(batch.column("id"), value_set=gone))
-                    writer.write_table(pa.Table.from_batches([batch]).filter(mask))
-            finally:
-                writer.close()
-        tmp.replace(kept)
-        every.unlink()
 
     @staticmethod
     def _copied(store: GraphStore, first: Path) -> bool:

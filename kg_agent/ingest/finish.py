@@ -27,6 +27,7 @@ from kg_agent.store.indexes import (
     sync_text_index,
 )
 from kg_agent.store.integrity import write_checksums
+from kg_agent.store.layout import collect_garbage, live_indexes
 
 __all__ = ["committed_rows_lost", "finish_indexes", "prepare_graph", "sigterm_as_interrupt"]
 
@@ -108,7 +109,9 @@ def finish_indexes(
 
         steps = finalize_indexes(store, text=sync, links=links, progress=progress)
         store.set_load_status(load_id, "complete")
+        live = live_indexes(store.meta())
     write_checksums(db_path)
+    collect_garbage(db_path, live)  # the vector index's files the write replaced
     # as for a new graph: the linker is built once the writer's pool is gone
     t0 = time.perf_counter()
     step = "entity_linker"

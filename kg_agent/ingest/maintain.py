@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from kg_agent.exceptions import KGAgentError, LoadAborted, one_line
-from kg_agent.ingest.compact import MAX_DELETED_SHARE, compact_locked
+from kg_agent.ingest.compact import compact_locked
 from kg_agent.ingest.finish import finish_indexes, prepare_graph, sigterm_as_interrupt
 from kg_agent.ingest.known import READ_EVERY_PAGE
 from kg_agent.ingest.stage import LoadLock, Stage
@@ -87,8 +87,9 @@ def delete_articles(
             raise
         stage.remove()
         with GraphStore.open(db, read_only=True) as store:
-            stranded = store.deleted_share() > MAX_DELETED_SHARE
-        if stranded:  # the index would strand queries: built anew by a compaction
+            index = store.vector_index()
+            outgrown = index is not None and index.rebuild_due()
+        if outgrown:  # deletions past a quarter of the vector index: built anew
             t1 = time.perf_counter()
             compact_locked(Path(db), prepare_graph(db))
             report.compacted = True

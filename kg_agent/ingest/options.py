@@ -8,8 +8,6 @@ from dataclasses import dataclass
 
 from kg_agent.exceptions import InvalidArgumentError
 from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS
-from kg_agent.store import MAX_UNINDEXED
-from kg_agent.store.vectors import check_max_unindexed
 
 __all__ = ["SourceOptions"]
 
@@ -23,10 +21,7 @@ class SourceOptions:
     ``cache``: reuse embeddings of texts embedded before (see ``embed_cache``);
     ``restart``: discard a resumable earlier attempt; ``buffer_pool_mb``: Kùzu's
     buffer pool for the write; ``chunk_bytes``: the parse unit's size (tests use small
-    units to get many); ``index``: a multistream dump's index file;
-    ``max_unindexed_vectors``: new vectors wait beside a built vector index, searched
-    exactly, until more than this many wait; then they go into the recent index,
-    built anew with them (``store/vectors.py``).
+    units to get many); ``index``: a multistream dump's index file.
     """
 
     fmt: str | None = None
@@ -39,10 +34,8 @@ class SourceOptions:
     max_section_words: int = DEFAULT_MAX_WORDS
     chunk_bytes: int | None = None
     index: str | None = None
-    max_unindexed_vectors: int = MAX_UNINDEXED
 
     def __post_init__(self) -> None:
-        check_max_unindexed(self.max_unindexed_vectors)
         if self.workers is not None and self.workers < 1:
             raise InvalidArgumentError(f"workers must be >= 1, not {self.workers}")
 

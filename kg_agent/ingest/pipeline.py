@@ -45,7 +45,7 @@ from kg_agent.exceptions import (
     SourceError,
     one_line,
 )
-from kg_agent.ingest.compact import index_waiting_vectors
+from kg_agent.ingest.compact import compact_locked
 from kg_agent.ingest.embed_phase import embed_shards, embedder_identity
 from kg_agent.ingest.finish import committed_rows_lost, finish_indexes, sigterm_as_interrupt
 from kg_agent.ingest.options import SourceOptions
@@ -55,7 +55,7 @@ from kg_agent.ingest.sources import detect_format, fingerprint
 from kg_agent.ingest.stage import LoadLock, Stage, clean_stale_stages
 from kg_agent.ingest.upgrade import upgrade_graph
 from kg_agent.ingest.write import WriteJob, now, write_graph, write_in_child
-from kg_agent.store import SCHEMA_VERSION, GraphStore, vector_count
+from kg_agent.store import SCHEMA_VERSION, GraphStore
 from kg_agent.store.indexes import (
     TextSource,
     build_text_index,
@@ -66,8 +66,8 @@ from kg_agent.store.layout import (
     collect_garbage,
     default_buffer_pool_mb,
     install,
+    live_indexes,
     new_database_path,
-    vector_index_need_mb,
 )
 from kg_agent.store.reads import LOST
 
@@ -141,11 +141,10 @@ class LoadReport:
     #: largest child (a parse worker, the writer). Says which phase sets the peak.
     peak_rss_mib: dict[str, dict[str, int]] = field(default_factory=dict)
     model: str = ""
-    #: adding to a graph with a vector index: the vectors waiting beside it after the
-    #: load, and those it put into an index built anew past the mark (the recent one;
-    #: the whole one when ``compacted``)
-    vectors_unindexed: int = 0
-    vectors_folded: int = 0
+    #: adding to a graph with a vector index: the vectors the load added to it (a
+    #: segment of their own, no rebuild) and the rows it deleted from it
+    vectors_added: int = 0
+    vectors_deleted: int = 0
     compacted: bool = False
 
     @property
@@ -215,7 +214,7 @@ class Loader:
         self._on_phase = on_phase
         self._say = say or (lambda msg: None)
         self._pool_mb: int | None = None  # the writer's buffer pool, once sized
-        self._live: list[str] = []  # the graph's text index generation: never collected
+        self._live: list[str] = []  # what the graph's Meta names beside it: never collected
 
     # ------------------------------------------------------------------ entry point
     def load(self, source: str | os.PathLike[str]) -> LoadReport:
@@ -232,8 +231,7 @@ class Loader:
         )
         with LoadLock(self.db_path), sigterm_as_interrupt():
             clean_stale_stages(self.db_path)
-            previous, fresh, text_gen = self._inspect(fp)
-            self._live = [text_gen] if text_gen else []
+            previous, fresh, self._live = self._inspect(fp)
             collect_garbage(self.db_path, live=self._live)
             if previous and previous.get("status") != "complete":
                 lost = committed_rows_lost(self.db_path, previous)
@@ -283,21 +281,24 @@ class Loader:
             return report
 
     def _index_if_waiting(self, report: LoadReport) -> None:
-        """Past the mark, put the vectors waiting beside the index into the recent one,
-        or compact (:func:`~kg_agent.ingest.compact.index_waiting_vectors`)."""
-        if report.vectors_unindexed <= self.options.max_unindexed_vectors:
-            return
+        """A load into a graph whose vector index now holds more than a quarter in
+        updates' segments and deletions compacts it (one index built anew)."""
+        with GraphStore.open(self.db_path, read_only=True) as store:
+            index = store.vector_index()
+            if index is None or not index.rebuild_due():
+                return
+            meta = store.meta()
+        self._say(f"compacting {self.db_path} (loads outgrew its vector index)")
         t0 = time.perf_counter()
-        how = index_waiting_vectors(Path(self.db_path), self._say)
-        report.compacted = how == "compact"
-        report.timings[how] = round(time.perf_counter() - t0, 3)
-        report.vectors_folded, report.vectors_unindexed = report.vectors_unindexed, 0
+        compact_locked(Path(self.db_path), meta)
+        report.compacted = True
+        report.timings["compact"] = round(time.perf_counter() - t0, 3)
 
-    def _inspect(self, fp: str) -> tuple[dict[str, Any] | None, bool, str | None]:
-        """(this source's previous load, whether the graph is new or empty, its index
-        generation). Read-only: a load that has nothing to do writes nothing."""
+    def _inspect(self, fp: str) -> tuple[dict[str, Any] | None, bool, list[str]]:
+        """(this source's previous load, whether the graph is new or empty, what its
+        ``Meta`` names beside it). Read-only: a load that has nothing to do writes nothing."""
         if not Path(self.db_path).exists():
-            return None, True, None
+            return None, True, []
         try:
             store = GraphStore.open(self.db_path, read_only=True)
         except SchemaMismatchError:  # an older graph: upgraded by the writer that uses it
@@ -305,7 +306,7 @@ class Loader:
             store = GraphStore.open(self.db_path, read_only=True)
         except DatabaseError as exc:
             if "no Meta table" in str(exc):
-                return None, True, None  # a Kùzu file without a kg-agent graph yet
+                return None, True, []  # a Kùzu file without a kg-agent graph yet
             raise
         if store.schema_version() != SCHEMA_VERSION:  # readable, but written as it is now
             store.close()
@@ -313,7 +314,7 @@ class Loader:
             store = GraphStore.open(self.db_path, read_only=True)
         with store:
             store.check_model(dimension=self.embedder.dimension, model=self.embedder.name)
-            return store.find_load(fp), store.is_empty(), store.meta().get("indexes")
+            return store.find_load(fp), store.is_empty(), live_indexes(store.meta())
 
     def _timed(self, phase: str, report: LoadReport, fn: Callable[[], Any]) -> Any:
         if self._on_phase is not None:
@@ -422,17 +423,12 @@ class Loader:
 
     def _writer_pool_mb(self, stage: Stage, fresh: bool, sections: int) -> int:
         """The write's buffer pool: what ``--buffer-pool-mb`` says, else what the work
-        holds at once (see :func:`~kg_agent.store.layout.default_buffer_pool_mb`): the
-        vectors of the HNSW build, and when adding to a graph its one transaction."""
+        holds at once (see :func:`~kg_agent.store.layout.default_buffer_pool_mb`): when
+        adding to a graph, its one transaction (the vector index is built outside Kùzu,
+        in memory of its own)."""
         if self.options.buffer_pool_mb:
             return self.options.buffer_pool_mb
         need = 0
-        if self.options.embeddings == "now":
-            total = sections
-            if not fresh:
-                with GraphStore.open(self.db_path, read_only=True) as store:
-                    total += int(store.table_counts().get("Section", 0))
-            need = vector_index_need_mb(total, self.embedder.dimension)
         if not fresh:  # a transaction's pages stay in the pool until it commits
             staged = sum(f.stat().st_size for f in stage.root.rglob("*.parquet"))
             need = max(need, 3 * staged // 2**20 + 512)
@@ -505,7 +501,8 @@ class Loader:
         report.timings.update({f"write.{k}": v for k, v in steps.items()})
         report.rows_written = out["rows_written"]
         report.replaced_articles = out["replaced_articles"]
-        report.vectors_unindexed = int(out.get("vectors_unindexed", 0))
+        report.vectors_added = int(out.get("vectors_added", 0))
+        report.vectors_deleted = int(out.get("vectors_deleted", 0))
         try:
             self._index(job.load, text, report)
         except (KeyboardInterrupt, KGAgentError, OSError, RuntimeError) as exc:
@@ -598,25 +595,15 @@ def reindex(db_path: str, *, progress: bool = True) -> dict[str, Any]:
 
 
 def _reindex_pool_mb(db_path: str) -> int:
-    """A reindex's writer pool: enough for the HNSW build when the graph has vectors."""
-    if os.environ.get("KG_AGENT_BUFFER_POOL_MB"):
-        return default_buffer_pool_mb(read_only=False)
-    try:
-        with GraphStore.open(db_path, read_only=True) as store:
-            vectors = vector_count(store.table_counts())
-            dimension = store.dimension
-    except Exception:  # a graph only a writer can open (recovery pending): no estimate
-        vectors = dimension = 0
-    return default_buffer_pool_mb(
-        read_only=False, need_mb=vector_index_need_mb(vectors, dimension) if vectors else 0
-    )
+    """A reindex's writer pool (the vector index is built outside Kùzu)."""
+    return default_buffer_pool_mb(read_only=False)
 
 
 def _reindex(db_path: str, upgraded: bool, *, progress: bool) -> dict[str, Any]:
     with GraphStore.open(
         db_path, read_only=False, buffer_pool_mb=_reindex_pool_mb(db_path)
     ) as store:
-        store.set_meta(text_stale="1", indexes_stale="1")
+        store.set_meta(text_stale="1", indexes_stale="1", vectors_stale="1")
         steps = finalize_indexes(store, progress=progress)
         status = store.index_status()
         missing = [

@@ -76,12 +76,7 @@ from kg_agent.exceptions import (
     one_line,
 )
 from kg_agent.ingest.chunking import embedding_input
-from kg_agent.ingest.compact import (
-    MAX_DELETED_SHARE,
-    compact_locked,
-    index_waiting_vectors,
-    needs_compaction,
-)
+from kg_agent.ingest.compact import compact_locked, needs_compaction
 from kg_agent.ingest.embed_cache import EmbeddingCache
 from kg_agent.ingest.embed_phase import embed_shards
 from kg_agent.ingest.finish import committed_rows_lost, finish_indexes, sigterm_as_interrupt
@@ -132,9 +127,9 @@ class UpdateOptions(SourceOptions):
 
     delete: bool | None = None
     #: None: compact the graph when updates have doubled its file (see
-    #: :data:`~kg_agent.ingest.compact.AUTO_COMPACT_GROWTH`), deleted over half its
-    #: vector index's vectors, or would grow the recent index past a quarter of the main
-    #: one (:func:`~kg_agent.ingest.compact.index_waiting_vectors`); False never; True
+    #: :data:`~kg_agent.ingest.compact.AUTO_COMPACT_GROWTH`), or when the vectors they
+    #: added to its vector index or deleted from it pass a quarter of it
+    #: (:meth:`~kg_agent.store.vector_index.VectorIndex.rebuild_due`); False never; True
     #: always.
     compact: bool | None = None
     #: Titles deleted from the wiki since (a deletion log beside a partial export):
@@ -178,11 +173,10 @@ class UpdateReport:
     sections_embedded: int = 0  # by the model: text that changed
     sections_reused: int = 0  # vectors kept from the graph or the embedding cache
     vectors_kept: int = 0  # of those, left in place in the graph's vector index
-    #: new vectors wait outside the HNSW indexes, searched exactly, until MAX_UNINDEXED
-    #: (store/vectors.py): how many wait after this update, and how many it put into an
-    #: index built anew (the recent one; the whole one when ``compacted``)
-    vectors_unindexed: int = 0
-    vectors_folded: int = 0
+    #: vectors this update added to the graph's vector index (a segment of their own,
+    #: no rebuild), and rows it deleted from it (store/vector_index.py)
+    vectors_added: int = 0
+    vectors_deleted: int = 0
     embed_device: str = ""  # where the model ran ("": not asked to)
     #: rows of rewritten articles that were already in the graph as written (sections with
     #: their mentions, links, category edges) and stayed there (``ingest.replace``)
@@ -249,7 +243,6 @@ class Updater:
                 return self._finish_committed(src, fp, previous, report)
             if latest == fp:
                 report.skipped = True
-                self._fold_left_over(report)
                 report.db_bytes_after = _db_bytes(self.db_path)
                 return report
             stage = Stage.open(
@@ -288,47 +281,27 @@ class Updater:
         return report
 
     def _compact_if_due(self, report: UpdateReport) -> None:
-        """Keep the file bounded, and the vectors outside the indexes few: compact when
-        updates doubled the file (or when told to); past the mark, put the waiting vectors
-        into the recent index, or compact (:func:`~.compact.index_waiting_vectors`)."""
+        """Keep the file and the vector index bounded: compact when updates doubled the
+        file, or their segments and deletions outgrew a quarter of the vector index
+        (or when told to)."""
         with GraphStore.open(self.db_path, read_only=True) as store:
             meta = store.meta()
-            stranded = store.deleted_share() > MAX_DELETED_SHARE
+            index = store.vector_index()
+            outgrown = index is not None and index.rebuild_due()
         if "compacted_bytes" not in meta:  # the size to measure growth from
             with GraphStore.open(self.db_path, read_only=False) as store:
                 store.set_meta(compacted_bytes=str(report.db_bytes_before))
             write_checksums(self.db_path)  # else 'kg-agent check' finds the file changed
             meta["compacted_bytes"] = str(report.db_bytes_before)
         grown = needs_compaction(self.db_path, meta)
-        waiting = report.vectors_unindexed > self.options.max_unindexed_vectors
-        t0 = time.perf_counter()
-        if self.options.compact or (self.options.compact is None and (grown or stranded)):
-            why = "updates have grown its file" if grown else "over half its index deleted"
-            self._say(f"compacting {self.db_path} ({why})")
-            compact_locked(Path(self.db_path), meta)
-            how = "compact"
-        elif waiting:  # into the recent index; --no-compact: never a compaction
-            allowed = self.options.compact is not False
-            how = index_waiting_vectors(Path(self.db_path), self._say, compact=allowed)
-        else:
+        if not (self.options.compact or (self.options.compact is None and (grown or outgrown))):
             return
-        report.compacted = how == "compact"
-        report.timings[how] = round(time.perf_counter() - t0, 3)
-        # the waiting vectors are in an index built anew: the recent one, or the whole
-        report.vectors_folded, report.vectors_unindexed = report.vectors_unindexed, 0
-
-    def _waiting_vectors(self) -> int:
-        with GraphStore.open(self.db_path, read_only=True) as store:
-            return store.unindexed_count()
-
-    def _fold_left_over(self, report: UpdateReport) -> None:
-        """An update already applied whose fold failed or was cut short left more vectors
-        waiting than the mark: running it again indexes them (and nothing else: an update
-        with nothing to do leaves the file as it was)."""
-        waiting = self._waiting_vectors()
-        if waiting > self.options.max_unindexed_vectors:
-            report.vectors_unindexed = waiting
-            self._compact_if_due(report)
+        why = "updates have grown its file" if grown else "updates outgrew its vector index"
+        self._say(f"compacting {self.db_path} ({why})")
+        t0 = time.perf_counter()
+        compact_locked(Path(self.db_path), meta)
+        report.compacted = True
+        report.timings["compact"] = round(time.perf_counter() - t0, 3)
 
     def _inspect(
         self, fp: str
@@ -491,7 +464,8 @@ class Updater:
             _every_page_read(self.db_path)
         report.redirects_removed = int(out.get("removed_redirects", report.redirects_removed))
         report.vectors_kept = int(out.get("vectors_kept", 0))
-        report.vectors_unindexed = int(out.get("vectors_unindexed", 0))
+        report.vectors_added = int(out.get("vectors_added", 0))
+        report.vectors_deleted = int(out.get("vectors_deleted", 0))
         report.rows_kept = int(out.get("rows_kept", 0))
         report.stubbed = int(out.get("stubbed_articles", 0))
         report.removed_stubs = int(out.get("removed_stubs", 0))
@@ -644,7 +618,6 @@ class Updater:
         else:  # no record of what changed: the text index is rebuilt whole
             self._finish(src, str(previous["id"]), None)
         stage.remove()
-        report.vectors_unindexed = self._waiting_vectors()  # what the update left waiting
         self._compact_if_due(report)
         report.db_bytes_after = _db_bytes(self.db_path)
         return report

@@ -22,6 +22,12 @@ Schema 3 → 4: articles get their ``kind`` (empty: unknown) and the infobox fac
 Facts and kinds are read from the dump's wikitext, which the graph does not keep: they
 come with the articles' next load (``kg-agent load DUMP --force``) or with the update
 that changes them; until then a question is answered from the text as before.
+
+Schema 4 → 5: the vector index moves beside the graph (``store/vector_index.py``):
+Kùzu's HNSW indexes and the update tables (``UnindexedVector``, ``RecentVector<n>``)
+go, every vector into ``SectionVector``. Kùzu 0.11.3 cannot drop a vector index and
+keep its table (above), so the graph is compacted (``ingest/compact.py``: every table
+copied into a new database, renamed over the old one), which builds the new index.
 """
 
 from __future__ import annotations
@@ -87,11 +93,14 @@ def upgrade_graph(db_path: str | Path) -> bool:
         version = "3"
     if version == "3":
         _upgrade_v3(db_path)
+        version = "4"
+    if version == "4":
+        _upgrade_v4(db_path)
         return True
     if version != "1":
         raise SchemaMismatchError(
             f"database {db_path} has schema version {version}; this kg-agent reads "
-            f"{SCHEMA_VERSION} and upgrades 1, 2 and 3"
+            f"{SCHEMA_VERSION} and upgrades 1, 2, 3 and 4"
         )
     root = index_dir(db_path)
     root.mkdir(parents=True, exist_ok=True)
@@ -128,9 +137,17 @@ def _upgrade_v3(db_path: str | Path) -> None:
     with GraphStore.open(db_path, read_only=False) as store:
         store.begin()
         store.add_fact_tables()
-        store.set_meta(schema_version=SCHEMA_VERSION)
+        store.set_meta(schema_version="4")
         store.commit()
     write_checksums(db_path)
+
+
+def _upgrade_v4(db_path: str | Path) -> None:
+    from kg_agent.ingest.compact import compact_locked  # compact imports this module's users
+
+    with GraphStore.open(db_path, read_only=False) as store:
+        meta = store.meta()
+    compact_locked(Path(db_path), meta)
 
 
 def _export_v1(db_path: str | Path, tmp: Path, *, dim: int) -> dict[str, Path]:

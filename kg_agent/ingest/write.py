@@ -40,7 +40,7 @@ from kg_agent.ingest.prepare import count_rows
 from kg_agent.ingest.replace import MAX_ARTICLES, StagedRows, Unchanged
 from kg_agent.ingest.stage import Stage
 from kg_agent.progress import Progress
-from kg_agent.store import UNINDEXED, GraphStore
+from kg_agent.store import GraphStore
 from kg_agent.store.article_table import ArticleTable
 from kg_agent.store.layout import default_buffer_pool_mb
 
@@ -203,6 +203,7 @@ def write_graph(
         if not job.fresh:
             with step("commit"):  # Kùzu's checkpoint: the regions of deleted edges rewritten
                 store.commit()
+            out["vectors_added"], out["vectors_deleted"] = store.last_vector_change
         return out
     finally:
         if own:
@@ -323,18 +324,13 @@ class _Copier:
         self.copy("Article", [p for p in [st.file("stubs.parquet")] if p.exists()])
         self.copy("Category", [p for p in [st.file("categories.parquet")] if p.exists()])
         self.copy("Section", self._new_rows("sections"))
-        # An update's new vectors wait beside the HNSW index, never inserted into it
-        # (store/vectors.py: Kùzu's inserts can strand part of the index); the update
-        # that leaves more than its mark waiting folds them afterwards into the recent
-        # index, built anew with them (ingest/compact.py: index_waiting_vectors).
-        waiting = 0
+        # A new graph's vector index is built after the write; a graph that has one
+        # gets a segment of these vectors at the commit (store/vectors.py)
         if self.job.embeddings == "now":
             vectors = self._vectors_to_copy()
-            if self.job.fresh or not self.store.has_vector_index():
-                self.copy("SectionVector", vectors)  # the index is built after
-            else:
-                waiting = self.store.unindexed_count() + (count_rows(vectors) if vectors else 0)
-                self.copy(UNINDEXED, vectors)
+            self.copy("SectionVector", vectors)
+            if not self.job.fresh:
+                self.store.note_added_vectors(vectors)
         self.copy("HAS_SECTION", self._new_rows("has_section"))
         self.copy("IN_CATEGORY", self._new_rows("in_category"))
         self.copy("MENTIONS", self._new_rows("mentions"))
@@ -358,7 +354,6 @@ class _Copier:
             "rows_kept": self.unchanged.rows if self.unchanged is not None else 0,
             "replaced_articles": self.replaced,
             "vectors_kept": len(self.kept_vectors),
-            "vectors_unindexed": waiting,
         }
 
     def _new_rows(self, kind: str) -> list[Path]:

@@ -1,8 +1,10 @@
-"""Semantic search over section embeddings: exact scan on small graphs, HNSW on large.
+"""Semantic search over section embeddings: exact scan on small graphs, the vector index
+beside the graph on large ones.
 
 Below :data:`EXACT_SCAN_MAX_SECTIONS` sections, one matrix product over all
 embeddings (held in memory, 1.5 KB per section) is both exact and faster than
-an index probe; above it, Kùzu's HNSW index answers with bounded memory.
+an index probe; above it, the graph's vector index (``store/vector_index.py``:
+IVF-PQ with SQ8 rescoring) answers with bounded memory.
 ``scripts/bench_query.py --index-recall`` measures the index's recall against
 the exact scan.
 

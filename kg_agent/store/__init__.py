@@ -10,6 +10,7 @@ from kg_agent.store.layout import index_dir, remove_database
 from kg_agent.store.reader import GraphReader
 from kg_agent.store.reads import (
     RECENT,
+    UNINDEXED,
     VECTOR_INDEX,
     FactRow,
     IndexStatus,
@@ -17,10 +18,10 @@ from kg_agent.store.reads import (
     StoreStats,
 )
 from kg_agent.store.text_index import TextIndex
-from kg_agent.store.vectors import MAX_UNINDEXED, UNINDEXED, vector_count
+from kg_agent.store.vector_index import VectorIndex
+from kg_agent.store.vectors import vector_count
 
 __all__ = [
-    "MAX_UNINDEXED",
     "NODE_TABLES",
     "RECENT",
     "REL_TABLES",
@@ -34,6 +35,7 @@ __all__ = [
     "SectionHit",
     "StoreStats",
     "TextIndex",
+    "VectorIndex",
     "index_dir",
     "remove_database",
     "vector_count",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import threading
@@ -42,20 +43,24 @@ from kg_agent.store.pagerank import rank_export
 from kg_agent.store.reads import (
     RECENT,
     UNINDEXED,
-    VECTOR_INDEX,
     GraphReads,
     IndexStatus,
 )
 from kg_agent.store.text_index import TextIndex
+from kg_agent.store.vector_index import VectorIndex, VectorIndexError
 from kg_agent.store.vectors import VectorWrites, vector_table_ddl
 
+log = logging.getLogger(__name__)
+
 #: 2: full-text search moved to a tantivy index beside the database; vectors moved to
-#: SectionVector; Section.text_hash; Load.status.
-SCHEMA_VERSION = "4"
+#: SectionVector; Section.text_hash; Load.status. 4: infobox facts. 5: the vector index
+#: beside the graph (no Kùzu vector index, no update vector tables).
+SCHEMA_VERSION = "5"
 #: Schemas a reader opens as they are: 2 lacks only the articles' ``revision`` and
 #: ``digest``, which no query reads; 3 lacks the infobox facts and the articles' kind,
-#: which a query then does without (a writer upgrades either first).
-READABLE_SCHEMA_VERSIONS = frozenset({"2", "3", SCHEMA_VERSION})
+#: which a query then does without; 4 has no vector index beside it, so its semantic
+#: search scans every vector (a writer upgrades any of them first).
+READABLE_SCHEMA_VERSIONS = frozenset({"2", "3", "4", SCHEMA_VERSION})
 
 #: :meth:`GraphStore._keyed` looks rows up one by one while they are at most a
 #: 1/_POINT_PER_ROWS share of the rows of the table a scan would read. Measured on graphs
@@ -111,8 +116,6 @@ def _schema_ddl(dimension: int) -> list[str]:
         # Vectors apart from sections: Kùzu cannot SET a column an index uses (and a SET of
         # a FLOAT[384] costs ~4 ms), so vectors are added and replaced by COPY and DELETE.
         vector_table_ddl(dimension),
-        # an update's vectors, outside the HNSW indexes until a fold (store/vectors.py)
-        vector_table_ddl(dimension, UNINDEXED),
         "CREATE NODE TABLE IF NOT EXISTS Category(name STRING PRIMARY KEY)",
         "CREATE NODE TABLE IF NOT EXISTS Redirect(title STRING PRIMARY KEY, load_id STRING)",
         "CREATE REL TABLE IF NOT EXISTS HAS_SECTION(FROM Article TO Section)",
@@ -195,6 +198,12 @@ class GraphStore(GraphReads, VectorWrites):
         self._in_tx = False
         self._dimension: int | None = None  # a read-only store's, once read
         self._text: TextIndex | None = None
+        self._vectors: tuple[str, VectorIndex | None] | None = None  # (manifest, index)
+        # what a write transaction changed in the vectors, for the index at commit
+        self._vector_deletes: list[str] = []
+        self._vector_adds: list[Path] = []
+        #: (vectors added to the index, rows deleted) by the last commit that changed it
+        self.last_vector_change = (0, 0)
         self._articles: ArticleTable | None = None
         self._links: LinkTable | bool | None = None  # False: none in step with the graph
         self._writer_prepared: dict[str, Any] = {}
@@ -414,7 +423,6 @@ class GraphStore(GraphReads, VectorWrites):
                     f"writes {SCHEMA_VERSION}: upgrade it with 'kg-agent reindex --db {self.path}'"
                 )
             self.check_model(dimension=dimension, model=model)
-            self._run(vector_table_ddl(dimension, UNINDEXED))  # a graph older than the table
             return
         for stmt in _schema_ddl(dimension):
             self._run(stmt)
@@ -471,6 +479,10 @@ class GraphStore(GraphReads, VectorWrites):
         self._in_tx = True
 
     def commit(self) -> None:
+        """Commit, with the vector index's new state for what the transaction changed
+        (written first, named by ``Meta`` in the same commit: :mod:`.vectors`)."""
+        if self._in_tx:
+            self.write_pending_vectors()
         self._run("COMMIT")
         self._in_tx = False
 
@@ -480,6 +492,8 @@ class GraphStore(GraphReads, VectorWrites):
         Kùzu aborts the transaction itself when a statement in it fails, so an
         explicit ROLLBACK after an error may find none open.
         """
+        self.discard_pending_vectors()
+        self._vectors = None
         if self._in_tx:
             self._in_tx = False
             with contextlib.suppress(DatabaseError):
@@ -497,7 +511,7 @@ class GraphStore(GraphReads, VectorWrites):
 
         Several files go in one ``COPY``, which Kùzu reads in parallel.
         """
-        if table not in NODE_TABLES + REL_TABLES + ("Load", "Meta", UNINDEXED):
+        if table not in NODE_TABLES + REL_TABLES + ("Load", "Meta"):
             raise ValueError(f"not a bulk-loadable table: {table}")
         files = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
         if not files:
@@ -706,27 +720,53 @@ class GraphStore(GraphReads, VectorWrites):
         return {str(r[0]) for r in rows}
 
     def has_vector_index(self) -> bool:
-        return VECTOR_INDEX in self.index_names()
+        return self.vector_index() is not None
 
-    def build_vector_index(self) -> bool:
-        """HNSW over section embeddings (cosine), built after the bulk load.
+    def vector_index(self) -> VectorIndex | None:
+        """The graph's vector index (the manifest ``Meta`` names), or None. A read-only
+        store opens it once; a writer again whenever ``Meta`` names another."""
+        if self.read_only and self._vectors is not None:
+            return self._vectors[1]
+        manifest = self.meta().get("vector_manifest", "") if self._has_table("Meta") else ""
+        if self._vectors is None or self._vectors[0] != manifest:
+            try:
+                index = VectorIndex.open(self.index_root, manifest)
+            except VectorIndexError as exc:  # a graph copied without its folder, say
+                log.warning(
+                    "%s: %s; semantic search scans every vector until 'kg-agent reindex' "
+                    "builds the index",
+                    self.home,
+                    exc,
+                )
+                index = None
+            self._vectors = (manifest, index)
+        return self._vectors[1]
 
-        Only over a graph whose every section has a vector (``Meta.embeddings``):
-        returns whether the index exists afterwards.
-        """
-        if VECTOR_INDEX in self.index_names():
-            return True
-        if self.meta().get("embeddings", "complete") != "complete":
-            return False
-        n = int(self._scalar("MATCH (v:SectionVector) RETURN count(v)") or 0)
-        if not n:
-            return False
-        self._run(
-            f"CALL CREATE_VECTOR_INDEX('SectionVector', '{VECTOR_INDEX}', 'embedding', "
-            "metric := 'cosine')"
-        )
-        self.set_meta(indexed_vectors=str(n))  # what deletes are measured against
-        return True
+    def forget_vector_index(self) -> None:
+        self._vectors = None
+
+    def check_vector_index(self) -> int | None:
+        """Read every file of the vector index and compare it with the graph's vectors
+        (``kg-agent check``): the vectors it holds, None when the graph has none; a
+        :class:`DatabaseError` naming what is wrong."""
+        manifest = self.meta().get("vector_manifest", "")
+        try:
+            index = VectorIndex.open(self.index_root, manifest)
+            if index is None:
+                return None
+            held = index.check()
+        except VectorIndexError as exc:
+            raise DatabaseError(
+                f"the vector index of {self.home} is damaged ({exc}): rebuild it with "
+                f"'kg-agent reindex --db {self.home}'"
+            ) from None
+        stored = int(self._scalar("MATCH (v:SectionVector) RETURN count(v)") or 0)
+        if held != stored:
+            raise DatabaseError(
+                f"the vector index of {self.home} holds {held:,} vectors, the graph "
+                f"{stored:,}: rebuild it with 'kg-agent reindex --db {self.home}'"
+            )
+        return held
 
     def compute_pagerank(self, articles: Path) -> int:
         """Global PageRank over the article link graph (stubs excluded), stored on
@@ -910,11 +950,10 @@ class GraphStore(GraphReads, VectorWrites):
         return self._text
 
     def index_status(self) -> IndexStatus:
-        names = self.index_names()
         meta = self.meta()
         text = self.generation_path()
         return IndexStatus(
-            vector=VECTOR_INDEX in names,
+            vector=self.vector_index() is not None,
             text=text is not None and TextIndex.exists(text),
             pagerank=meta.get("pagerank_done") == "1",
             stale=meta.get("indexes_stale") == "1",

@@ -181,7 +181,7 @@ def finalize_indexes(
 
     meta = store.meta()
     if meta.get("embeddings", "complete") == "complete":
-        step("vector_index", store.build_vector_index)
+        step("vector_index", store.build_vector_index)  # when missing, or stale
     if meta.get("text_stale") == "1" or store.text_index() is None:
         step("text_index", text or (lambda: build_text_index(store, progress=progress)))
         store.set_meta(text_stale="0")

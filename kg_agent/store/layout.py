@@ -23,15 +23,17 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 __all__ = [
     "collect_garbage",
     "default_buffer_pool_mb",
     "drop_index_generations",
+    "fsync_path",
     "index_dir",
     "install",
+    "live_indexes",
     "new_database_path",
     "remove_database",
     "total_memory_bytes",
@@ -70,7 +72,8 @@ def remove_database(path: str | os.PathLike[str]) -> None:
     shutil.rmtree(index_dir(p), ignore_errors=True)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """Flush a file or a folder's entries to the disk (best effort)."""
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -98,13 +101,24 @@ def install(new: Path, target: Path) -> None:
     if target.is_dir():
         shutil.rmtree(target)
     os.replace(new, target)
-    _fsync_dir(target.parent)
+    fsync_path(target.parent)
+
+
+def live_indexes(meta: Mapping[str, str]) -> list[str]:
+    """What a graph's ``Meta`` names beside it: its index generation and the manifest of
+    its vector index (what :func:`collect_garbage` keeps)."""
+    return [name for name in (meta.get("indexes"), meta.get("vector_manifest")) if name]
 
 
 def collect_garbage(db_path: str | os.PathLike[str], live: Iterable[str]) -> None:
-    """Remove a killed build's ``.NAME.kg-new`` and index generations no graph uses."""
+    """Remove a killed build's ``.NAME.kg-new``, and the index generations and vector
+    index files no graph uses (``live``: :func:`live_indexes` of the graph)."""
+    from kg_agent.store.vector_index import collect_vector_garbage
+
+    keep = list(live)
     _remove_db_files(new_database_path(Path(db_path)))
-    drop_index_generations(db_path, live)
+    drop_index_generations(db_path, keep)
+    collect_vector_garbage(index_dir(db_path), [n for n in keep if n.startswith("manifest-")])
 
 
 def drop_index_generations(db_path: str | os.PathLike[str], live: Iterable[str]) -> None:
@@ -154,11 +168,3 @@ def default_buffer_pool_mb(read_only: bool, *, need_mb: int = 0) -> int:
     if read_only:
         return max(512, total // 4)
     return max(512, min(max(WRITER_POOL_MB, int(need_mb)), int(total * 0.6)))
-
-
-def vector_index_need_mb(sections: int, dimension: int) -> int:
-    """Buffer pool that Kùzu's HNSW build over ``sections`` vectors needs: the vectors
-    and their neighbour lists, with headroom (``scripts/bench_scale.py --hnsw-sizes``)."""
-    vectors = sections * dimension * 4
-    graph = sections * 2 * 64 * 8  # upper and lower layers, ~64 neighbours of 8 bytes
-    return int(1.5 * (vectors + graph)) // _MB + 512

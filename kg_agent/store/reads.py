@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from kg_agent.store.article_table import ArticleTable
 from kg_agent.store.link_table import LinkTable
 from kg_agent.store.text_index import TextIndex
+from kg_agent.store.vector_index import VectorIndex
 
 __all__ = [
     "LOST",
@@ -57,7 +58,7 @@ class IndexStatus:
 
     ``embeddings`` is ``complete`` (every section has a vector), ``none`` (loaded
     with ``--embeddings none|later``: semantic search is off) or ``partial``.
-    ``vector`` is the HNSW index; ``text`` the full-text index of sections and
+    ``vector`` is the vector index beside the graph; ``text`` the full-text index of sections and
     titles, in step with the graph; ``stale`` says a load committed its data but
     not yet its indexes (``kg-agent load`` again, or ``reindex``, finishes them).
     """
@@ -87,10 +88,10 @@ class StoreStats:
     indexes: IndexStatus
     top_pagerank: list[tuple[str, float]]
     incomplete_loads: list[str] = field(default_factory=list)
-    #: vectors updates wrote that wait beside the HNSW index, searched exactly (vectors.py)
-    unindexed_vectors: int = 0
-    #: of updates' vectors, those in the second, smaller index (vectors.py)
-    recent_vectors: int = 0
+    #: the vector index's parts: updates add one each (store/vector_index.py)
+    vector_segments: int = 0
+    #: rows of the vector index whose sections left since it was built
+    deleted_vectors: int = 0
     #: infobox fact items, and the articles that have at least one (0: a graph of schema 3)
     facts: int = 0
     articles_with_facts: int = 0
@@ -146,12 +147,11 @@ def _fact_order(fact_id: str) -> int:
     return int(tail) if tail.isdigit() else 0
 
 
+#: Schema 4's Kùzu HNSW index, and the tables where its updates' vectors waited
+#: (``UnindexedVector``) or had a second index (``RecentVector<n>``, the one
+#: ``Meta.recent_vectors`` names): read as they are, moved by the upgrade to schema 5.
 VECTOR_INDEX = "section_embedding_idx"
-#: Vectors written by updates since the index took its last (see :mod:`.vectors`).
 UNINDEXED = "UnindexedVector"
-#: The second, smaller vector index: the waiting vectors of past updates, built anew at
-#: each fold (see :mod:`.vectors`). Its table is ``RecentVector<n>``, the one
-#: ``Meta.recent_vectors`` names; ``table_counts`` gives its rows under this name.
 RECENT = "RecentVector"
 RECENT_INDEX = "recent_embedding_idx"
 #: A load's status once a crash lost rows it had committed and a forced load wrote them
@@ -188,6 +188,7 @@ class GraphReads:
         def text_index(self) -> TextIndex | None: ...
         def article_table(self) -> ArticleTable | None: ...
         def link_table(self) -> LinkTable | None: ...
+        def vector_index(self) -> VectorIndex | None: ...
         @property
         def dimension(self) -> int: ...
 
@@ -209,17 +210,6 @@ class GraphReads:
         """The table of the recent vector index, if the graph has one."""
         return next((t for t in self.vector_tables() if t.startswith(RECENT)), None)
 
-    def deleted_share(self) -> float:
-        """The share of the main index's vectors deleted since it was built: Kùzu's
-        search never walks through a deleted row, so past half the index strands
-        queries (:data:`~kg_agent.ingest.compact.MAX_DELETED_SHARE`). 0 when unknown
-        (an index built before the count was kept)."""
-        built = int(self.meta().get("indexed_vectors") or 0)
-        if not built:
-            return 0.0
-        live = self._count("MATCH (v:SectionVector) RETURN count(v)")
-        return max(0.0, 1.0 - live / built)
-
     def recent_count(self) -> int:
         table = self.recent_table()
         return self._count(f"MATCH (v:{table}) RETURN count(v)") if table else 0
@@ -235,20 +225,6 @@ class GraphReads:
         waiting beside the index too: an export that rebuilds the index from both."""
         others = [t for t in self.vector_tables() if t != "SectionVector"]
         return " UNION ALL ".join([query, *(query.replace("SectionVector", t, 1) for t in others)])
-
-    def _any_waiting(self) -> bool:
-        """Whether vectors wait beside the index; a read-only store asks once (no
-        writer can change the file while it is open)."""
-        known: bool | None = getattr(self, "_waiting", None)
-        if known is not None:
-            return known
-        tables = self.vector_tables()
-        found = UNINDEXED in tables and bool(
-            self._run(f"MATCH (u:{UNINDEXED}) RETURN u.id LIMIT 1")
-        )
-        if getattr(self, "read_only", False):
-            self._waiting = found
-        return found
 
     # ------------------------------------------------------------------ by key
     def _article_rows(self, titles: Sequence[str]) -> dict[str, tuple[float, int, int]]:
@@ -330,10 +306,15 @@ class GraphReads:
                     {"lost": LOST},
                 )
             ],
-            unindexed_vectors=self.unindexed_count(),
-            recent_vectors=self.recent_count(),
+            **self._vector_stats(),
             **self._fact_stats(),
         )
+
+    def _vector_stats(self) -> dict[str, Any]:
+        index = self.vector_index()
+        if index is None:
+            return {}
+        return {"vector_segments": len(index.segments), "deleted_vectors": index.deleted}
 
     def _fact_stats(self) -> dict[str, Any]:
         if not self.has_facts:
@@ -395,66 +376,41 @@ class GraphReads:
         return out
 
     def vector_search(self, embedding: Sequence[float], k: int) -> list[SectionHit]:
-        """Nearest sections by cosine similarity: through the HNSW index, and by an exact
-        scan of the vectors that wait outside it (an update's; see :mod:`.vectors`)."""
-        params = {"q": [float(x) for x in embedding], "k": int(k)}
-        found = self._indexed_hits("SectionVector", VECTOR_INDEX, params)
-        recent = self.recent_table()
-        if recent is not None:
-            found += self._indexed_hits(recent, RECENT_INDEX, params)
-            found = sorted(found, key=lambda r: -float(r[1]))[: int(k)]
-        if self._any_waiting():
-            waiting = self._exact_hits(UNINDEXED, params)
-            if waiting:
-                found = sorted([*found, *waiting], key=lambda r: -float(r[1]))[: int(k)]
-        rows = self.sections_by_ids([str(r[0]) for r in found])
-        return [
-            dataclasses.replace(rows[str(sid)], score=float(sim))
-            for sid, sim in found
-            if str(sid) in rows
-        ]
+        """Nearest sections by cosine similarity, through the vector index beside the
+        graph (:mod:`.vector_index`); by an exact scan of the graph's vectors when it
+        has none (a graph of schema 4 opened read-only, or an index not built yet).
+        Hits whose section left the graph are dropped."""
+        index = self.vector_index()
+        if index is not None:
+            found: list[tuple[str, float]] = index.search(embedding, int(k))
+        else:
+            found = self._scanned_hits(embedding, int(k))
+        rows = self.sections_by_ids([sid for sid, _ in found])
+        return [dataclasses.replace(rows[sid], score=sim) for sid, sim in found if sid in rows]
 
-    def _exact_hits(self, table: str, params: dict[str, Any]) -> list[list[Any]]:
-        """(id, similarity) of the ``$k`` vectors of ``table`` nearest ``$q``, by a scan."""
-        return self._run(
-            f"MATCH (u:{table}) WITH u, array_cosine_similarity(u.embedding, "
-            f"CAST($q, 'FLOAT[{int(self.dimension)}]')) AS sim "
-            "RETURN u.id, sim ORDER BY sim DESC LIMIT $k",
-            params,
-        )
-
-    def _indexed_hits(self, table: str, index: str, params: dict[str, Any]) -> list[list[Any]]:
-        """(id, similarity) of the ``$k`` vectors of ``table`` nearest ``$q``, by its HNSW
-        index; by a scan when the index answers fewer while the table holds more.
-
-        Kùzu 0.11.3's search never walks through a deleted row, and an update deletes
-        the rewritten sections' vectors from the main index: in a small index a search
-        can find itself fenced in (a search of a 183-vector index, 54 deleted, answered 1
-        hit of 3 in a test). A short answer is the one symptom a reader can see, so it is
-        answered exactly, with one warning per open graph; 'kg-agent compact' builds the index
-        anew (and an update does once over half of it is deleted)."""
-        hits = self._run(
-            f"CALL QUERY_VECTOR_INDEX('{table}', '{index}', $q, $k) "
-            "RETURN node.id, 1.0 - distance ORDER BY 1.0 - distance DESC",
-            params,
-        )
-        if len(hits) >= int(params["k"]):
-            return hits
-        live = self._count(f"MATCH (v:{table}) RETURN count(v)")
-        if live <= len(hits):
-            return hits
-        warned: set[str] = self.__dict__.setdefault("_short_index_warned", set())
-        if table not in warned:
-            warned.add(table)
+    def _scanned_hits(self, embedding: Sequence[float], k: int) -> list[tuple[str, float]]:
+        """(id, similarity) of the ``k`` vectors nearest ``embedding``, by a scan of every
+        vector table (a scan is exact, and costs ~0.3 s a million vectors)."""
+        if not self.vector_tables():
+            return []
+        warned = self.__dict__.setdefault("_scan_warned", [])
+        if not warned and self.meta().get("embeddings", "complete") == "complete":
+            warned.append(True)
             log.warning(
-                "the vector index of %s answered %d of %d hits (%d vectors): answered by an "
-                "exact scan; 'kg-agent compact' builds the index anew",
-                table,
-                len(hits),
-                min(int(params["k"]), live),
-                live,
+                "the graph has no vector index beside it: semantic search scans every "
+                "vector; 'kg-agent reindex' builds the index"
             )
-        return self._exact_hits(table, params)
+        params = {"q": [float(x) for x in embedding], "k": k}
+        found: list[tuple[str, float]] = []
+        for table in self.vector_tables():
+            rows = self._run(
+                f"MATCH (u:{table}) WITH u, array_cosine_similarity(u.embedding, "
+                f"CAST($q, 'FLOAT[{int(self.dimension)}]')) AS sim "
+                "RETURN u.id, sim ORDER BY sim DESC LIMIT $k",
+                params,
+            )
+            found.extend((str(r[0]), float(r[1])) for r in rows)
+        return sorted(found, key=lambda t: -t[1])[:k]
 
     def fts_search(self, text: str, k: int) -> list[SectionHit]:
         """BM25 search over section headings and text (the graph's text index).

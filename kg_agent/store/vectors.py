@@ -1,67 +1,48 @@
-"""Writes to the section vectors: what ``kg-agent embed`` needs beside the bulk ``COPY``.
+"""Writes to the section vectors, and the vector index kept in step with them.
 
-A mixin of :class:`~kg_agent.store.GraphStore`, like :mod:`.reads`. Vectors live in
-``SectionVector`` apart from the sections because Kùzu cannot ``SET`` a column that a
-vector index uses; adding vectors is a ``COPY``, and rebuilding the index means
-recreating the table (see :meth:`VectorWrites.recreate_vector_table`).
+A mixin of :class:`~kg_agent.store.GraphStore`, like :mod:`.reads`. The float32
+vectors live in the graph's ``SectionVector`` table (apart from the sections: Kùzu
+cannot ``SET`` a list column cheaply, so vectors are added by ``COPY`` and replaced by
+``DELETE``); search goes through the index beside the graph
+(:mod:`.vector_index`), which Kùzu knows nothing of.
 
-**Vectors an update writes wait in ``UnindexedVector``**, a table without an index, which
-search scans exactly beside the index
-(:meth:`~kg_agent.store.reads.GraphReads.vector_search`). A section's vector is in one table
-or another, never two. Nothing is ever inserted into a built HNSW index:
+**One transaction for both.** Inside a write transaction, :meth:`delete_vectors` and
+:meth:`note_added_vectors` record what changes; :meth:`VectorWrites.commit` writes the
+index's new segment, deletion files and manifest, sets ``Meta.vector_manifest`` to
+it, and only then commits. A write killed before the commit leaves the old manifest
+named (its new files are garbage the next writer removes); after it, the new one.
 
-* Kùzu 0.11.3's inserts into a built index can strand part of it. After 9 vectors went
-  into a 138-vector index (the e2e test's update), every query near one section found 2
-  hits, whatever ``k``, neither of them that section; 3 runs in 16 did so. An index
-  ``CREATE_VECTOR_INDEX`` builds from all the vectors at once has never done that (it
-  may, as any HNSW graph, leave a lone node no search reaches: one of 183 once).
-* The inserts cost ~1 s a ``COPY`` plus ~5 ms a vector at 10k articles and ~20 ms at
-  100k (docs/notes/updates.md; scripts/bench_vector_inserts.py at e84b41d): 20,000 of them,
-  ~100 s and ~400 s.
-
-So once more than :data:`MAX_UNINDEXED` wait, the update (or load) that passed the mark
-**folds** them (:meth:`VectorWrites.fold_unindexed`): a second, smaller index, the
-*recent* one (``RecentVector<n>``, named by ``Meta.recent_vectors``), is built anew from
-its own vectors and the waiting ones, and search asks both indexes. A fold costs what
-updates wrote since the last compaction, not what the graph holds. Once the recent index
-would hold more than a quarter of the main one's vectors, the update compacts the graph
-instead (``ingest/compact.py``), which builds one index from all of them, as
-``kg-agent compact`` and ``kg-agent embed`` do.
+Graphs of schema 4 kept an HNSW index in Kùzu and updates' vectors in
+``UnindexedVector`` and ``RecentVector<n>``; the upgrade to schema 5 moves those
+vectors into ``SectionVector`` and drops the HNSW indexes (``ingest/upgrade.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kg_agent.exceptions import InvalidArgumentError
-from kg_agent.store.reads import RECENT, RECENT_INDEX, UNINDEXED, VECTOR_INDEX
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-__all__ = [
-    "MAX_UNINDEXED",
-    "UNINDEXED",
-    "VectorWrites",
-    "check_max_unindexed",
-    "vector_count",
-    "vector_table_ddl",
-]
+from kg_agent.store.reads import RECENT, UNINDEXED
+from kg_agent.store.vector_index import (
+    VectorIndex,
+    build_vector_index,
+    write_vector_changes,
+)
 
-#: Vectors that wait outside the indexes before an update folds them into the recent
-#: index: 20,000 add ~12 ms to a search on 2 cores, whose own cost is ~15 ms
-#: (scripts/bench_vector_inserts.py at e84b41d).
-MAX_UNINDEXED = 20_000
+__all__ = ["VectorWrites", "vector_count", "vector_parts", "vector_table_ddl"]
 
-
-def check_max_unindexed(n: object) -> None:
-    """The mark of a load's or an update's options: a whole number, 0 or more."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise InvalidArgumentError(
-            f"max_unindexed_vectors must be a whole number of 0 or more, got {n!r}"
-        )
+_BATCH = 50_000
 
 
 def vector_count(counts: Mapping[str, int]) -> int:
-    """Section vectors in a graph, indexed or waiting, from :meth:`GraphStore.table_counts`."""
+    """Section vectors in a graph, from :meth:`GraphStore.table_counts` (a graph of
+    schema 4 may hold some in its update tables)."""
     return sum(int(counts.get(t, 0)) for t in ("SectionVector", RECENT, UNINDEXED))
 
 
@@ -72,109 +53,114 @@ def vector_table_ddl(dimension: int, table: str = "SectionVector") -> str:
     )
 
 
+def vector_parts(files: Sequence[Path], dimension: int) -> Iterator[tuple[pa.Array, np.ndarray]]:
+    """(ids, float32 matrix) in batches from parquet files of ``id`` and ``embedding``."""
+    for f in files:
+        if not Path(f).exists():
+            continue
+        for batch in pq.ParquetFile(f).iter_batches(batch_size=_BATCH, columns=["id", "embedding"]):
+            emb = batch.column("embedding")
+            flat = emb.flatten() if hasattr(emb, "flatten") else emb.values
+            vecs = np.asarray(flat.to_numpy(zero_copy_only=False), np.float32)
+            yield batch.column("id"), vecs.reshape(-1, int(dimension))
+
+
 class VectorWrites:
-    """Vector-table writes of :class:`~kg_agent.store.GraphStore` (a mixin)."""
+    """Vector writes of :class:`~kg_agent.store.GraphStore` (a mixin)."""
 
     if TYPE_CHECKING:  # provided by GraphStore
 
         def _run(self, cypher: str, params: Any = None) -> list[list[Any]]: ...
         def _pk(self, cypher: str, params: Any) -> list[list[Any]]: ...
         def _keys(self, cypher: str, keys: Sequence[Any], *, table: str) -> list[list[Any]]: ...
-        def index_names(self) -> set[str]: ...
         def set_meta(self, **values: str) -> None: ...
+        def meta(self) -> dict[str, str]: ...
         def vector_tables(self) -> tuple[str, ...]: ...
-        def recent_table(self) -> str | None: ...
-        def unindexed_count(self) -> int: ...
-        def begin(self) -> None: ...
-        def commit(self) -> None: ...
-        def rollback(self) -> None: ...
+        def vector_index(self) -> VectorIndex | None: ...
+        def export_parquet(self, cypher: str, path: str | Path) -> None: ...
+        def forget_vector_index(self) -> None: ...
         @property
         def dimension(self) -> int: ...
 
+        index_root: Path
         _in_tx: bool
+        _vector_deletes: list[str]
+        _vector_adds: list[Path]
+        last_vector_change: tuple[int, int]
 
-    def recreate_vector_table(self, dimension: int) -> None:
-        """An empty ``SectionVector`` of ``dimension``, with no index (and an empty
-        ``UnindexedVector``: a caller keeping vectors exports both first).
-
-        Kùzu 0.11.3 cannot drop a vector index alone: after ``DROP_VECTOR_INDEX`` a new
-        index of that name is refused ("already exists", or "not loaded yet" after a
-        reopen), and the next insert into the table crashes the process or fails on
-        the dropped index's catalog entry. Dropping the index *and the table* leaves
-        no trace, so that is the only way to rebuild an index here.
-        """
-        self.drop_recent_tables(keep=None)
-        if VECTOR_INDEX in self.index_names():
-            self._run(f"CALL DROP_VECTOR_INDEX('SectionVector', '{VECTOR_INDEX}')")
-        self._run("DROP TABLE IF EXISTS SectionVector")
-        self._run(f"DROP TABLE IF EXISTS {UNINDEXED}")
-        self._run(vector_table_ddl(dimension))
-        self._run(vector_table_ddl(dimension, UNINDEXED))
-
-    def drop_recent_tables(self, *, keep: str | None) -> None:
-        """Drop every recent-index table but ``keep`` (with its index: the only way to drop
-        one, see :meth:`recreate_vector_table`): those of a fold cut short, or all."""
-        if keep is None:
-            self.set_meta(recent_vectors="")
-        indexed = {
-            str(r[0])
-            for r in self._run("CALL SHOW_INDEXES() RETURN table_name, index_name")
-            if r[1] == RECENT_INDEX
-        }
-        for r in self._run("CALL SHOW_TABLES() RETURN name"):
-            table = str(r[0])
-            if table.startswith(RECENT) and table != keep:
-                if table in indexed:
-                    self._run(f"CALL DROP_VECTOR_INDEX('{table}', '{RECENT_INDEX}')")
-                self._run(f"DROP TABLE {table}")
-
-    def fold_unindexed(self) -> int:
-        """Build the recent vector index anew from its vectors and those waiting; how many
-        it holds after (0: nothing waited, nothing built). Never inside a transaction
-        (Kùzu builds an index only outside one), and never by inserting into a built
-        index (the module doc).
-
-        Each step leaves the graph whole if cut short: the new table is copied, indexed
-        and checkpointed first (Kùzu 0.11.3 keeps a ``COPY``'s rows out of its log, so a
-        ``kill -9`` before the checkpoint would lose them: ``committed_rows_lost``), then
-        one transaction checks it holds them all, names it and empties
-        ``UnindexedVector``, then the old table goes (a table no ``Meta`` names is
-        dropped by the next fold).
-        """
-        if self._in_tx:
-            raise RuntimeError("fold_unindexed builds an index: not inside a transaction")
-        old = self.recent_table()
-        self.drop_recent_tables(keep=old)
-        if not self.unindexed_count():
-            return 0
-        new = f"{RECENT}{int(old[len(RECENT) :]) + 1 if old else 1}"
-        self._run(vector_table_ddl(self.dimension, new))
-        for table in (old, UNINDEXED):
-            if table:
-                self._run(
-                    f"COPY {new} FROM (MATCH (v:{table}) RETURN v.id, v.text_hash, v.embedding)"
-                )
-        self._run(
-            f"CALL CREATE_VECTOR_INDEX('{new}', '{RECENT_INDEX}', 'embedding', metric := 'cosine')"
-        )
-        self._run("CHECKPOINT")
-        self.begin()
-        want = self.unindexed_count() + (self._count_rows(old) if old else 0)
-        if self._count_rows(new) != want:  # nothing deleted: the next fold starts over
-            self.rollback()
-            raise RuntimeError(f"the fold's {new} lacks vectors; the old tables stay")
-        self._run(f"MATCH (u:{UNINDEXED}) DELETE u")
-        self.set_meta(recent_vectors=new)
-        self.commit()
-        self.drop_recent_tables(keep=new)
-        return self._count_rows(new)
-
-    def _count_rows(self, table: str) -> int:
-        return int(self._run(f"MATCH (v:{table}) RETURN count(v)")[0][0])
-
+    # ------------------------------------------------------------------ in a transaction
     def delete_vectors(self, ids: Sequence[str]) -> None:
+        """Delete the vectors of ``ids`` (and, at commit, their rows in the index)."""
         for table in self.vector_tables():
             self._keys(f"MATCH (v:{table} {{id: $key}}) DELETE v", ids, table=table)
+        if ids and self._in_tx and self.vector_index() is not None:
+            self._vector_deletes.extend(str(i) for i in ids)
+
+    def note_added_vectors(self, files: Sequence[Path]) -> None:
+        """Vectors this write copied into ``SectionVector`` from ``files`` (parquet of
+        ``id``, ``embedding``), for the index at commit. They must stay until then."""
+        if self._in_tx and self.vector_index() is not None:
+            self._vector_adds.extend(Path(f) for f in files)
+
+    def write_pending_vectors(self) -> None:
+        """The index's new state for what this transaction changed, named in ``Meta``
+        (called by ``commit``, inside the transaction)."""
+        index = self.vector_index()
+        deletes, adds = self._vector_deletes, self._vector_adds
+        self._vector_deletes, self._vector_adds = [], []
+        if index is None or not (deletes or adds):
+            return
+        added = sum(pq.read_metadata(f).num_rows for f in adds if f.exists())
+        name = write_vector_changes(index, vector_parts(adds, self.dimension), deletes)
+        self.last_vector_change = (added, len(set(deletes)))
+        self.set_meta(vector_manifest=name)
+        self.forget_vector_index()
+
+    def discard_pending_vectors(self) -> None:
+        self._vector_deletes, self._vector_adds = [], []
+
+    # ------------------------------------------------------------------ whole index
+    def build_vector_index(self, *, force: bool = False) -> bool:
+        """The vector index over every section vector of the graph, built anew (with
+        ``force``, or when the graph has none). Only over a graph whose every section
+        has a vector (``Meta.embeddings``): returns whether an index exists after.
+
+        The graph's ``Meta`` names the new index once it is whole; the old one's files
+        stay until the next writer's garbage collection (a compaction builds beside a
+        graph still in use)."""
+        meta = self.meta()
+        if not force and meta.get("vectors_stale") != "1" and self.vector_index() is not None:
+            return True
+        if meta.get("embeddings", "complete") != "complete":
+            return False
+        self.index_root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".kg-vectors-", dir=self.index_root) as tmp:
+            files = []
+            for i, table in enumerate(self.vector_tables()):
+                files.append(Path(tmp) / f"{i}.parquet")
+                self.export_parquet(
+                    f"MATCH (v:{table}) RETURN v.id AS id, v.embedding AS embedding", files[-1]
+                )
+            rows = sum(pq.read_metadata(f).num_rows for f in files)
+            if not rows:
+                self.set_meta(vector_manifest="", vectors_stale="0")
+                self.forget_vector_index()
+                return False
+            name = build_vector_index(
+                self.index_root, vector_parts(files, self.dimension), self.dimension
+            )
+        self.set_meta(vector_manifest=name, vectors_stale="0")
+        self.forget_vector_index()
+        return True
+
+    def recreate_vector_table(self, dimension: int) -> None:
+        """An empty ``SectionVector`` of ``dimension`` (and none of schema 4's update
+        tables); the index is dropped with it."""
+        for table in self.vector_tables():
+            self._run(f"DROP TABLE IF EXISTS {table}")
+        self._run(vector_table_ddl(dimension))
+        self.set_meta(vector_manifest="", recent_vectors="")
+        self.forget_vector_index()
 
     def vector_hash(self, section_id: str) -> str | None:
         """The text hash a section's vector was computed from (None: no vector)."""

@@ -283,4 +283,4 @@ def test_schema_doc_cypher_runs_on_the_sample(
 def test_the_docs_have_the_statements_we_expect() -> None:
     assert len(DOC_STATEMENTS) >= 11
     assert any("SHORTEST" in s for s in DOC_STATEMENTS)
-    assert any("QUERY_VECTOR_INDEX" in s for s in DOC_STATEMENTS)
+    assert any("array_cosine_similarity" in s for s in DOC_STATEMENTS)

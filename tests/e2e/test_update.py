@@ -27,11 +27,11 @@ from click.testing import CliRunner
 
 from kg_agent.cli import SAMPLE_DUMP, main
 from kg_agent.embedding import Embedder
-from kg_agent.exceptions import InvalidArgumentError, LoadAborted
+from kg_agent.exceptions import LoadAborted
 from kg_agent.ingest.pipeline import LoadOptions, load_source
 from kg_agent.ingest.stage import LoadLock
 from kg_agent.ingest.update import UpdateOptions, is_full_dump, update_graph
-from kg_agent.store import SCHEMA_VERSION, UNINDEXED, GraphStore
+from kg_agent.store import SCHEMA_VERSION, GraphStore
 from kg_agent.store import graph as graph_module
 from kg_agent.store.edits import GraphEdits
 from tests.e2e.conftest import ENWIKI
@@ -225,46 +225,41 @@ def test_updated_graph_answers_from_the_new_text(updated: tuple[Path, dict[str, 
 def test_the_vector_index_finds_every_vector_kept_or_written(
     updated: tuple[Path, dict[str, Any]],
 ) -> None:
-    """Vectors left in place are in Kùzu's HNSW index, and the update's new vectors wait
-    beside it, searched exactly: a search with any section's own vector finds that
-    section (or one of the same text)."""
+    """Vectors left in place keep their rows in the index; the update's new vectors are in
+    a segment of their own (no rebuild) and the replaced ones are deleted rows: a search
+    with any section's own vector finds that section (or one of the same text)."""
     db, report = updated
     written = report["sections_written"] - report["vectors_kept"]
-    assert report["vectors_unindexed"] == written > 0 and report["vectors_folded"] == 0
+    assert report["vectors_added"] == written > 0 and report["vectors_deleted"] > 0
+    assert not report["compacted"]
     with GraphStore.open(db, read_only=True) as store:
-        assert store.unindexed_count() == report["vectors_unindexed"]
-        for table in ("SectionVector", UNINDEXED):
-            rows = store.query(f"MATCH (v:{table}) RETURN v.id AS id, v.embedding AS v")
-            assert rows, table
-            for row in rows:
-                hits = store.vector_search(row["v"], 3)
-                assert hits and hits[0].score > 0.9999, row["id"]
+        index = store.vector_index()
+        assert index is not None and len(index.segments) == 2
+        assert len(index.segments[1].ids) == written
+        assert store.check_vector_index() == store.table_counts()["Section"]
+    _index_finds_itself(db)
 
 
 def test_an_update_reads_the_graphs_own_vectors_of_the_articles_it_rewrites(
     updated: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What an update reuses before it embeds (``GraphEdits.section_vectors``): for the
-    articles asked, every section with a vector in either vector table, with that vector,
-    its text and text hash, whether the titles are looked up one by one or in one scan."""
+    articles asked, every section with a vector, with that vector, its text and text
+    hash, whether the titles are looked up one by one or in one scan."""
     db, _ = updated
     expected: dict[str, tuple[Any, ...]] = {}
-    waiting: set[str] = set()
     with GraphStore.open(db, read_only=True) as store:
-        for table in ("SectionVector", UNINDEXED):
-            rows = store.query(
-                "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) "
-                f"MATCH (v:{table}) WHERE v.id = s.id "
-                "RETURN a.title AS t, s.text AS text, v.id AS id, v.text_hash AS h, "
-                "v.embedding AS v"
-            )
-            for r in rows:
-                expected[r["id"]] = (r["t"], r["text"], r["h"], list(r["v"]))
-            if table == UNINDEXED:
-                waiting = {r["id"] for r in rows}
+        rows = store.query(
+            "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) "
+            "MATCH (v:SectionVector) WHERE v.id = s.id "
+            "RETURN a.title AS t, s.text AS text, v.id AS id, v.text_hash AS h, "
+            "v.embedding AS v"
+        )
+        for r in rows:
+            expected[r["id"]] = (r["t"], r["text"], r["h"], list(r["v"]))
         titles = sorted({e[0] for e in expected.values()})[::2]
         want = {k: e for k, e in expected.items() if e[0] in titles}
-        assert want and waiting & set(want) and set(want) - waiting  # both tables asked
+        assert want
         for per in (0, 10**12):  # every title looked up, then one scan of them all
             monkeypatch.setattr(graph_module, "_POINT_PER_REL_ROWS", per)
             got = {
@@ -277,42 +272,31 @@ def test_an_update_reads_the_graphs_own_vectors_of_the_articles_it_rewrites(
 
 
 def _index_finds_itself(db: Path) -> None:
-    """Every vector is in an HNSW index (the main one, or the recent one an update's fold
-    built), and a search with it answers ``k`` hits (an index stranded by Kùzu's inserts
-    answered 2 of 3, whatever ``k``; one fenced in by deleted rows is answered by a scan)
-    and finds it first, but for at most one vector in a hundred: a fresh build, too, can
-    leave a node no search reaches (HNSW is approximate; one section of 183 in one CI
-    run)."""
+    """Every vector of the graph is in its vector index, and a search with it answers
+    ``k`` hits and finds it first (itself, or a vector equal to it): a graph of this
+    size is searched exactly."""
     with GraphStore.open(db, read_only=True) as store:
-        assert store.unindexed_count() == 0
-        tables = ["SectionVector"]
-        if (recent := store.recent_table()) is not None:
-            tables.append(recent)
-        total, missed = 0, []
-        for table in tables:
-            rows = store.query(f"MATCH (v:{table}) RETURN v.id AS id, v.embedding AS v")
-            total += len(rows)
-            for row in rows:
-                found = store.vector_search(row["v"], 3)
-                assert len(found) == 3, (row["id"], found)
-                if found[0].score < 0.9999:  # itself, or a vector equal to it
-                    missed.append(row["id"])
-        assert total == store.table_counts()["Section"]
-        assert len(missed) <= max(1, total // 100), missed
+        rows = store.query("MATCH (v:SectionVector) RETURN v.id AS id, v.embedding AS v")
+        missed = []
+        for row in rows:
+            found = store.vector_search(row["v"], 3)
+            assert len(found) == 3, (row["id"], found)
+            if found[0].score < 0.9999:
+                missed.append(row["id"])
+        assert len(rows) == store.table_counts()["Section"] == store.check_vector_index()
+        assert not missed
 
 
-def test_an_update_past_the_mark_builds_the_recent_index_with_the_waiting_vectors(
+def test_updates_add_segments_and_a_compaction_builds_one_index(
     newer: Path, embedder: Embedder, tmp_path: Path
 ) -> None:
-    """The first update's vectors wait; the second (one more article edited), allowed no
-    more than wait already, builds the recent index anew with them and its own, never
-    inserting into the main index; the graph still equals a fresh load of what it was
-    updated to, and a compaction merges the two indexes into one."""
+    """Two updates add a segment each to the vector index, never rebuilding it; the graph
+    and its semantic search answer as a fresh load of what it was updated to, before
+    and after a compaction builds the index anew as one segment."""
     db, ref = tmp_path / "g.kuzu", tmp_path / "ref.kuzu"
     load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
     first = update_graph(newer, db, embedder=embedder, options=UpdateOptions(progress=False))
-    waiting = first.vectors_unindexed
-    assert waiting == first.sections_written - first.vectors_kept > 0 and not first.compacted
+    assert first.vectors_added == first.sections_written - first.vectors_kept > 0
     text = newer.read_text(encoding="utf-8")
     page = re.search(r"  <page>\s*<title>Alan Turing</title>.*?</page>\n", text, re.S)
     assert page is not None
@@ -321,18 +305,14 @@ def test_an_update_past_the_mark_builds_the_recent_index_with_the_waiting_vector
     edited = bump(page.group(0).replace(lead, lead + " He was also a keen runner.", 1))
     v3 = tmp_path / "v3-pages-articles.xml"
     v3.write_text(text.replace(page.group(0), edited), encoding="utf-8")
-    code, out = _cli(
-        "update", str(v3), "--db", str(db), "--max-waiting-vectors", str(waiting), "--json", "-q"
-    )
+    code, out = _cli("update", str(v3), "--db", str(db), "--json", "-q")
     assert code == 0, out
     second = json.loads(out)
     new = second["sections_written"] - second["vectors_kept"]
-    assert second["changed"] == 1 and new > 0 and second["compacted"] is False
-    assert second["vectors_unindexed"] == 0 and second["timings"]["fold"] > 0
-    assert second["vectors_folded"] == new + waiting  # the first update's and its own
+    assert second["changed"] == 1 and second["vectors_added"] == new > 0
+    assert second["vectors_deleted"] >= 1 and second["compacted"] is False
     with GraphStore.open(db, read_only=True) as store:
-        assert store.recent_table() == "RecentVector1"
-        assert store.table_counts()["RecentVector"] == new + waiting
+        assert store.stats().vector_segments == 3
     _index_finds_itself(db)
     load_source(v3, ref, embedder=embedder, options=LoadOptions(progress=False))
     assert_same_graph(db, ref)
@@ -340,43 +320,32 @@ def test_an_update_past_the_mark_builds_the_recent_index_with_the_waiting_vector
     code, out = _cli("compact", "--db", str(db))
     assert code == 0, out
     with GraphStore.open(db, read_only=True) as store:
-        assert store.recent_table() is None and "RecentVector" not in store.table_counts()
+        assert store.stats().vector_segments == 1 and store.stats().deleted_vectors == 0
+    folder = Path(str(db) + ".indexes") / "vectors"
+    code, out = _cli("update", str(v3), "--db", str(db), "-q")  # a writer collects garbage
+    assert code == 0, out
+    assert len(list(folder.glob("manifest-*"))) == 1 and len(list(folder.glob("seg-*"))) == 1
     _index_finds_itself(db)
     assert_same_graph(db, ref)
-    with pytest.raises(InvalidArgumentError, match="max_unindexed_vectors"):
-        UpdateOptions(max_unindexed_vectors=-1)
 
 
-def test_the_same_update_again_indexes_what_its_cut_short_fold_left_waiting(
+def test_the_same_update_again_writes_nothing(
     newer: Path, embedder: Embedder, tmp_path: Path
 ) -> None:
-    """An update whose fold failed, or was cut short after its commit, leaves its vectors
-    waiting past the mark (here: an update allowed them all, then the mark lowered). The
-    same command again has nothing to write and indexes them; below the mark, it leaves
-    the file as it was."""
     db = tmp_path / "g.kuzu"
     load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
-    first = update_graph(newer, db, embedder=embedder, options=UpdateOptions(progress=False))
-    waiting = first.vectors_unindexed
-    assert waiting > 0 and not first.vectors_folded
+    update_graph(newer, db, embedder=embedder, options=UpdateOptions(progress=False))
     size = db.stat().st_size
+    with GraphStore.open(db, read_only=True) as store:
+        manifest = store.meta()["vector_manifest"]
     code, out = _cli("update", str(newer), "--db", str(db), "--json", "-q")
     assert code == 0, out
     again = json.loads(out)
-    assert again["skipped"] and again["vectors_folded"] == 0 and db.stat().st_size == size
-    code, out = _cli(
-        "update", str(newer), "--db", str(db), "--max-waiting-vectors", "1", "--json", "-q"
-    )
-    assert code == 0, out
-    folded = json.loads(out)
-    assert folded["skipped"] and folded["vectors_folded"] == waiting
-    assert folded["vectors_unindexed"] == 0 and folded["timings"]["fold"] > 0
+    assert again["skipped"] and again["vectors_added"] == 0 and db.stat().st_size == size
     with GraphStore.open(db, read_only=True) as store:
-        assert store.unindexed_count() == 0
-        assert store.table_counts()["RecentVector"] == waiting
-    _index_finds_itself(db)
+        assert store.meta()["vector_manifest"] == manifest
     code, out = _cli("check", "--db", str(db))
-    assert code == 0, out
+    assert code == 0 and "vector index read" in out, out
 
 
 def _kitchen_corpus(path: Path, n: int, start: int = 0) -> Path:
@@ -393,68 +362,68 @@ def _kitchen_corpus(path: Path, n: int, start: int = 0) -> Path:
     return path
 
 
-def test_a_load_added_to_a_graph_folds_then_compacts_past_the_share(
-    embedder: Embedder, tmp_path: Path
+def test_a_load_added_to_a_graph_adds_a_segment_then_compacts_past_the_share(
+    embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A source loaded into a graph that has a vector index: its vectors wait beside the
-    index as an update's do; past the mark they go into the recent index, and once that
-    would hold over a quarter of the main index's vectors, the load compacts the graph."""
+    """A source loaded into a graph that has a vector index adds a segment as an update
+    does. Once the segments of later writes hold over a quarter of an IVF-PQ index (its
+    lists were trained without them), the load compacts the graph: one index built anew.
+    The sample is small, so it is given an IVF-PQ index here (past 50 vectors)."""
+    monkeypatch.setenv("KG_AGENT_VECTOR_EXACT_MAX", "50")
     db = tmp_path / "g.kuzu"
     load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
-    kept = copy_graph(db, tmp_path / "kept.kuzu")
     two = _kitchen_corpus(tmp_path / "two.json", 2)
-    code, out = _cli("load", str(two), "--db", str(kept), "-q")
-    assert code == 0 and "vectors             2 wait beside the vector index" in out, out
-    with GraphStore.open(kept, read_only=True) as store:
-        assert store.unindexed_count() == 2
-
-    code, out = _cli("load", str(two), "--db", str(db), "--max-waiting-vectors", "1", "-q")
-    assert code == 0 and "vectors             2 indexed" in out, out
+    code, out = _cli("load", str(two), "--db", str(db), "-q")
+    assert code == 0 and "vectors             2 added to the vector index" in out, out
     with GraphStore.open(db, read_only=True) as store:
-        main = store.table_counts()["SectionVector"]
-        assert store.recent_count() == 2 and store.unindexed_count() == 0
-    _index_finds_itself(db)
+        main = store.table_counts()["SectionVector"] - 2
+        index = store.vector_index()
+        assert index is not None and index.describe()["exact_segments"] == 1  # the two
+        assert len(index.segments) == 2 and not index.segments[0].is_exact
     many = _kitchen_corpus(tmp_path / "many.json", main // 4 + 1, start=2)  # past a quarter
-    code, out = _cli("load", str(many), "--db", str(db), "--max-waiting-vectors", "1", "--json")
+    code, out = _cli("load", str(many), "--db", str(db), "--json")
     assert code == 0, out
     report = json.loads(out)
-    assert report["compacted"] is True and report["vectors_folded"] == main // 4 + 1
+    assert report["compacted"] is True and report["vectors_added"] == main // 4 + 1
     with GraphStore.open(db, read_only=True) as store:
-        assert store.recent_table() is None
-        assert store.table_counts()["SectionVector"] == main + 2 + main // 4 + 1
-    _index_finds_itself(db)
-    question = embedder.embed_query("What is object 3, made in workshop 3?")
-    with GraphStore.open(db, read_only=True) as store:
+        assert store.stats().vector_segments == 1
+        total = main + 2 + main // 4 + 1
+        assert store.table_counts()["SectionVector"] == total == store.check_vector_index()
+        question = embedder.embed_query("What is object 3, made in workshop 3?")
         assert store.vector_search(question, 1)[0].title == "Kitchen object 3"
-    with pytest.raises(InvalidArgumentError, match="max_unindexed_vectors"):
-        LoadOptions(max_unindexed_vectors=True)  # type: ignore[arg-type]
+        rows = store.query("MATCH (v:SectionVector) RETURN v.id AS id, v.embedding AS v")
+        found = sum(store.vector_search(r["v"], 3)[0].section_id == r["id"] for r in rows)
+        assert found >= 0.95 * len(rows)  # approximate: IVF-PQ, SQ8 scores; equal texts
 
 
-def test_embed_rebuilds_the_index_from_the_waiting_vectors_too(
+def test_embed_rebuilds_the_index_over_every_vector(
     updated: tuple[Path, dict[str, Any]], fresh_newer: Path, tmp_path: Path
 ) -> None:
-    """``kg-agent embed`` re-embeds a section that lost its vector and rebuilds the index
-    from every vector, waiting ones included, never folding them in first."""
+    """``kg-agent embed`` re-embeds a section that lost its vector and builds the index
+    anew over every vector (one segment)."""
     db = copy_graph(updated[0], tmp_path / "g.kuzu")
     with GraphStore.open(db, read_only=False) as store:
-        waiting = store.query(f"MATCH (u:{UNINDEXED}) RETURN u.id AS id")
-        assert len(waiting) > 1
-        store.delete_vectors([waiting[0]["id"]])
+        sid = store.query("MATCH (v:SectionVector) RETURN v.id AS id LIMIT 1")[0]["id"]
+        store.delete_vectors([sid])
     code, out = _cli("embed", "--db", str(db), "--json", "-q", "--no-cache")
     assert code == 0, out
     assert json.loads(out)["embedded"] == 1
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.stats().vector_segments == 1
     _index_finds_itself(db)
     assert_same_graph(db, fresh_newer)
 
 
-def test_stats_counts_the_vectors_waiting_beside_the_index(
+def test_stats_shows_the_vector_index_segments(
     updated: tuple[Path, dict[str, Any]],
 ) -> None:
     db, report = updated
     code, out = _cli("stats", "--db", str(db), "--json")
-    assert code == 0 and json.loads(out)["unindexed_vectors"] == report["vectors_unindexed"]
+    stats = json.loads(out)
+    assert code == 0 and stats["vector_segments"] == 2
+    assert stats["deleted_vectors"] == report["vectors_deleted"]
     code, out = _cli("stats", "--db", str(db))
-    assert code == 0 and f"waiting vectors {report['vectors_unindexed']:>10,}" in out
+    assert code == 0 and "vector index             2  segments" in out, out
 
 
 def test_check_finds_the_updated_graph_sound(
@@ -509,7 +478,7 @@ def test_real_revisions_2012_to_2016(
     report = update_graph(new, db, embedder=embedder, options=UpdateOptions(progress=False))
     assert not report.deletes  # an export of three pages is partial
     assert (report.changed, report.added, report.deleted) == (3, 0, 0)
-    # all three rewritten: most of the index's vectors deleted, so it was built anew
+    # all three rewritten: most of the vector index's rows deleted, so it was built anew
     assert report.compacted and "compact" in report.timings
     # what a reader of both texts sees: Albedo's new sections and links, the old gone
     headings = _headings(db, "Albedo")
@@ -529,7 +498,7 @@ def test_real_revisions_2012_to_2016(
         q = embedder.embed_query("a political philosophy that rejects the state")
         assert store.vector_search(q, 3)[0].title == "Anarchism"
     with GraphStore.open(db, read_only=True) as store:
-        assert store.deleted_share() == 0.0 and store.link_table() is not None
+        assert store.stats().deleted_vectors == 0 and store.link_table() is not None
 
 
 def _headings(db: Path, title: str) -> set[str]:
@@ -792,9 +761,9 @@ def test_delete_titles_and_from_stdin(embedder: Embedder, tmp_path: Path) -> Non
 def test_a_delete_of_over_half_the_index_compacts_the_graph(
     embedder: Embedder, tmp_path: Path
 ) -> None:
-    """Kùzu's search never walks through deleted rows: once over half the vector index
-    was deleted, the delete compacts the graph, whose index is built anew; the rest is
-    found as before."""
+    """Once most of the vector index's rows are deleted, the delete compacts the graph,
+    whose index is built anew (for the disk: an exact index answers as well in
+    segments); the rest is found as before."""
     db = tmp_path / "g.kuzu"
     load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
     with GraphStore.open(db, read_only=True) as store:
@@ -812,10 +781,10 @@ def test_a_delete_of_over_half_the_index_compacts_the_graph(
     code, out = _cli("delete", *doomed[:2], "--db", str(db), "-q")
     assert code == 0 and "compacted" not in out, out  # a few: the index stays
     code, out = _cli("delete", *doomed[2:], "--db", str(db), "-q")
-    assert code == 0 and "compacted (over half its vector index was deleted)" in out, out
+    assert code == 0 and "compacted (most of its vector index was deleted)" in out, out
     with GraphStore.open(db, read_only=True) as store:
-        assert store.deleted_share() == 0.0
-        assert store.meta()["indexed_vectors"] == str(built - gone)
+        assert store.stats().deleted_vectors == 0 and store.stats().vector_segments == 1
+        assert store.check_vector_index() == built - gone
     _index_finds_itself(db)
 
 
@@ -878,15 +847,15 @@ def test_compact_reclaims_space_and_keeps_the_graph(
     update_graph(newer, db, embedder=embedder, options=UpdateOptions(progress=False))
     assert_same_graph(db, copy)
     with GraphStore.open(db, read_only=True) as store:
-        waiting = store.unindexed_count()
-    assert waiting > 0  # the updates' vectors, beside the index
+        segments = store.stats().vector_segments
+    assert segments > 1  # the updates' vectors, in segments of their own
     code, out = _cli("compact", "--db", str(db), "--json", "-q")
     assert code == 0, out
     report = json.loads(out)
     assert report["bytes_after"] < report["bytes_before"]
     assert_same_graph(db, copy)
     with GraphStore.open(db, read_only=True) as store:  # the new file indexes them all
-        assert store.unindexed_count() == 0
+        assert store.stats().vector_segments == 1
         assert store.table_counts()["SectionVector"] == store.table_counts()["Section"]
     code, out = _cli("ask", "Who designed the Z3 computer?", "--db", str(db))
     assert code == 0 and "Z3 computer" in out
@@ -1286,7 +1255,7 @@ def test_a_graph_loaded_before_revisions_is_upgraded_and_updated(
     assert (report.changed, report.relinked, report.unchanged) == (31, 0, 0)
     assert report.sections_embedded == updated[1]["sections_embedded"]
     with GraphStore.open(db, read_only=True) as store:
-        assert store.schema_version() == SCHEMA_VERSION == "4"
+        assert store.schema_version() == SCHEMA_VERSION == "5"
     assert_same_graph(db, fresh_newer)
 
 
@@ -1314,7 +1283,7 @@ def test_a_schema_3_graph_answers_read_only_and_is_upgraded_in_place(
     code, _ = _cli("reindex", "--db", str(db))
     assert code == 0
     with GraphStore.open(db, read_only=True) as store:
-        assert store.schema_version() == "4" and store.has_facts
+        assert store.schema_version() == SCHEMA_VERSION and store.has_facts
         assert store.table_counts()["Fact"] == 0
         assert {r["k"] for r in store.query("MATCH (a:Article) RETURN DISTINCT a.kind AS k")} == {
             ""
@@ -1325,6 +1294,56 @@ def test_a_schema_3_graph_answers_read_only_and_is_upgraded_in_place(
         assert store.table_counts()["Fact"] > 0
         kind = store.query("MATCH (a:Article {title: 'Charles Babbage'}) RETURN a.kind AS k")
         assert kind == [{"k": "person"}]
+
+
+def _as_schema_4(store: GraphStore, tmp: Path) -> None:
+    """What a graph of schema 4 held: Kùzu's HNSW index over ``SectionVector``, and an
+    update's vectors waiting beside it in ``UnindexedVector``; no index beside it."""
+    waiting = tmp / "waiting.parquet"
+    store.export_parquet(
+        "MATCH (v:SectionVector) "
+        "RETURN v.id AS id, v.text_hash AS text_hash, v.embedding AS embedding LIMIT 7",
+        waiting,
+    )
+    store.query(
+        "CREATE NODE TABLE UnindexedVector(id STRING PRIMARY KEY, text_hash STRING, "
+        f"embedding FLOAT[{store.dimension}])"
+    )
+    store.query(f"COPY UnindexedVector FROM '{waiting}'")
+    ids = [str(r["id"]) for r in store.query("MATCH (u:UnindexedVector) RETURN u.id AS id")]
+    for sid in ids:
+        store.query("MATCH (v:SectionVector {id: $i}) DELETE v", {"i": sid})
+    store.query(
+        "CALL CREATE_VECTOR_INDEX('SectionVector', 'section_embedding_idx', 'embedding', "
+        "metric := 'cosine')"
+    )
+    store.set_meta(schema_version="4", vector_manifest="")
+
+
+def test_a_schema_4_graph_is_searched_by_a_scan_and_upgraded_by_a_writer(
+    embedder: Embedder, tmp_path: Path
+) -> None:
+    """A graph of schema 4 (Kùzu's HNSW index, an update's vectors in their own table)
+    is read as it is, its vectors scanned; ``reindex`` upgrades it to the index beside
+    the graph, Kùzu's index and the update table gone, every vector kept."""
+    db, ref = tmp_path / "g.kuzu", tmp_path / "ref.kuzu"
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    copy_graph(db, ref)
+    with GraphStore.open(db, read_only=False) as store:
+        _as_schema_4(store, tmp_path)
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.vector_tables() == ("SectionVector", "UnindexedVector")
+        assert store.index_names() and store.vector_index() is None
+        question = embedder.embed_query("Who designed the Analytical Engine?")
+        scanned = [h.section_id for h in store.vector_search(question, 5)]
+    code, out = _cli("reindex", "--db", str(db))
+    assert code == 0, out
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.schema_version() == SCHEMA_VERSION
+        assert store.vector_tables() == ("SectionVector",) and not store.index_names()
+        assert store.check_vector_index() == store.table_counts()["Section"]
+        assert [h.section_id for h in store.vector_search(question, 5)] == scanned
+    assert_same_graph(db, ref)
 
 
 BABBAGE_ARTICLE = """  <page>

@@ -51,6 +51,18 @@ def graph_content(db: Path) -> dict[str, Any]:
                 out["vectors"][r["id"]] = np.asarray(r["v"], dtype=np.float32)
         index = store.text_index()
         out["text_index"] = index.counts() if index is not None else None
+        vectors = store.vector_index()
+        out["vector_index"] = (
+            None if vectors is None else sorted(str(i) for ids in vectors.ids() for i in ids)
+        )
+        # what semantic search answers, asked with every fifth vector: the scores of the
+        # top 5, and the ids scored above the fifth (ties may come in either order)
+        out["answers"] = {}
+        for sid in sorted(out["vectors"])[::5]:
+            hits = store.vector_search(out["vectors"][sid].tolist(), 5)
+            scores = [round(h.score, 4) for h in hits]
+            above = sorted(h.section_id for h in hits if round(h.score, 4) > scores[-1])
+            out["answers"][sid] = (scores, above)
     return out
 
 
@@ -65,6 +77,12 @@ def assert_same_graph(updated: Path, fresh: Path, *, atol: float = 1e-5) -> None
     for sid, vec in a["vectors"].items():
         assert np.allclose(vec, b["vectors"][sid], atol=atol), sid
     assert a["text_index"] == b["text_index"]
+    # the vector index holds every vector of the graph, and answers as a fresh build's
+    if a["vectors"]:
+        assert a["vector_index"] == b["vector_index"] == sorted(a["vectors"])
+    for sid, (scores, above) in a["answers"].items():
+        want_scores, want_above = b["answers"][sid]
+        assert np.allclose(scores, want_scores, atol=2e-4) and above == want_above, sid
 
 
 def assert_link_table_patched(db: Path) -> None:

@@ -1,0 +1,526 @@
+"""The section vector index: segments of files beside the graph, searched without Kùzu.
+
+Why not Kùzu's HNSW index (``scripts/bench_vectors.py``, real all-MiniLM vectors and
+real questions, docs/BENCHMARKS.md): at 200k sections its recall@10 against exact
+search is 0.86, its build runs at ~1,500 vectors/s on 2 cores (~6 h for English's
+32.7M sections), it keeps the float32 vectors in the database (~61 GiB for English),
+it cannot index int8 columns, and inserts into a built index strand parts of it.
+faiss's IVF-PQ, whose candidates are rescored from int8 (SQ8) vectors, reached
+recall@10 0.96 at 200k and 0.95 at 1M in 432 bytes a vector, builds English in a
+projected 0.9 h, and takes new vectors without a rebuild. A graph below
+:data:`EXACT_MAX` vectors is searched exactly (float32), which is both faster to
+build and exact.
+
+**Layout.** ``PATH.indexes/vectors/`` holds immutable *segments* (``seg-*/``: the
+section ids as an Arrow file, and either the float32 vectors of an exact segment or
+the IVF-PQ index and SQ8 codes of a large one), *deletion files* (``del-*.npy``: the
+rows of a segment whose sections left, sorted) and *manifests*
+(``manifest-*.json``: the segments and deletion files of one state of the index).
+The graph's ``Meta.vector_manifest`` names the live manifest, so the graph and its
+vector index change together in the graph's own transaction: an update writes its
+new segment, deletion files and manifest first, then commits the ``Meta`` row that
+names them (``kill -9`` before the commit leaves files no manifest in use names,
+removed by the next writer: :func:`collect_vector_garbage`).
+
+**Updates** add one small segment and deletion files; they never rebuild the index.
+Past :data:`MAX_SEGMENTS` small segments are merged into one; once updates' segments
+and deletions pass :data:`REBUILD_SHARE` of an IVF-PQ index (or most rows of any index
+are deleted), :meth:`VectorIndex.rebuild_due` says so, and the writer compacts (which
+builds the index anew).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kg_agent.store.layout import fsync_path
+
+__all__ = [
+    "EXACT_MAX",
+    "MAX_SEGMENTS",
+    "REBUILD_SHARE",
+    "VectorIndex",
+    "VectorIndexError",
+    "build_vector_index",
+    "collect_vector_garbage",
+    "write_vector_changes",
+]
+
+#: A segment of up to this many vectors is searched exactly, from float32 vectors: at
+#: 200k x 384 a scan costs ~15 ms on 2 cores, and exact search needs no training.
+EXACT_MAX = 200_000
+#: Candidates an IVF-PQ segment rescores with its SQ8 vectors: real questions meet
+#: many sections at almost the same similarity, which 48-byte PQ codes order too
+#: coarsely for 200 candidates to hold the exact top 10 (docs/BENCHMARKS.md).
+RESCORE = 1000
+PQ_BYTES = 48
+#: Small segments (updates') kept apart before they are merged into one.
+MAX_SEGMENTS = 8
+#: Share of an IVF-PQ index, in vectors updates added or deleted, past which a rebuild is
+#: due: its lists were trained on the vectors it was built from, and its deleted rows take
+#: candidates from the live ones. An exact index is as good in segments; it is rebuilt
+#: only once most of its rows are deleted (:data:`REBUILD_DELETED`), for the disk.
+REBUILD_SHARE = 0.25
+REBUILD_DELETED = 0.5
+#: Overrides :data:`EXACT_MAX` for the graphs a process builds (tests; a user who wants
+#: IVF-PQ sooner, or exact search longer).
+EXACT_MAX_ENV = "KG_AGENT_VECTOR_EXACT_MAX"
+_CHUNK = 65_536
+FOLDER = "vectors"
+
+
+class VectorIndexError(RuntimeError):
+    """The vector index's files are missing or do not agree with its manifest."""
+
+
+def default_exact_max() -> int:
+    """:data:`EXACT_MAX`, or what ``KG_AGENT_VECTOR_EXACT_MAX`` says."""
+    value = os.environ.get(EXACT_MAX_ENV, "").strip()
+    return int(value) if value.isdigit() else EXACT_MAX
+
+
+def _stamp() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+
+
+def _unit(vecs: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (cosine as an inner product); zero rows stay zero."""
+    v = np.ascontiguousarray(vecs, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    out: np.ndarray = v / np.maximum(norms, 1e-12)
+    return out
+
+
+def ivf_lists(n: int) -> int:
+    """IVF lists: ~4·sqrt(N), a power of two, at least 256 (fewer for a small segment:
+    k-means needs ~39 training points a list)."""
+    return int(max(1, min(max(256, 1 << round(np.log2(4 * np.sqrt(max(n, 1))))), n // 39)))
+
+
+def ivf_probes(nlist: int) -> int:
+    """Lists a search probes: an eighth (the sweep of docs/BENCHMARKS.md, 1,000
+    candidates rescored: 256 of 2,048 lists at 200k gave recall@10 0.96, 512 of 4,096 at
+    1M 0.947, for 3-7 ms; a sixteenth lost 0.01-0.02 of recall for 1-2 ms)."""
+    return max(16, nlist // 8)
+
+
+# ---------------------------------------------------------------------- a segment
+@dataclass(eq=False)
+class Segment:
+    """One immutable part of the index, with the rows deleted from it since."""
+
+    folder: Path
+    rows: int
+    deleted: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    _ids: pa.Array | None = None
+    _exact: np.ndarray | None = None
+    _ivf: Any = None
+    _sq8: np.ndarray | None = None
+    _lo: np.ndarray | None = None
+    _step: np.ndarray | None = None
+
+    @property
+    def is_exact(self) -> bool:
+        return (self.folder / "vectors.npy").exists()
+
+    @property
+    def ids(self) -> pa.Array:
+        if self._ids is None:
+            with pa.memory_map(str(self.folder / "ids.arrow")) as source:
+                table = pa.ipc.open_file(source).read_all()
+            self._ids = table.column("id").combine_chunks()
+        return self._ids
+
+    def open(self) -> None:
+        if self.is_exact:
+            self._exact = np.load(self.folder / "vectors.npy", mmap_mode="r")
+        else:
+            import faiss
+
+            self._ivf = faiss.read_index(str(self.folder / "ivfpq.faiss"))
+            self._ivf.nprobe = ivf_probes(int(self._ivf.nlist))
+            self._sq8 = np.load(self.folder / "sq8.npy", mmap_mode="r")
+            sq = json.loads((self.folder / "sq8.json").read_text())
+            self._lo = np.asarray(sq["lo"], np.float32)
+            self._step = np.asarray(sq["step"], np.float32)
+
+    def search(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, similarities) of the ``k`` nearest live vectors, best first."""
+        if self._exact is None and self._ivf is None:
+            self.open()
+        want = k + min(int(self.deleted.size), 4 * k)
+        if self._exact is not None:
+            sims = np.asarray(self._exact @ q, np.float32)
+            top = min(want, sims.shape[0])
+            rows = np.argpartition(-sims, top - 1)[:top] if top else np.zeros(0, np.int64)
+        else:
+            cand = self._ivf.search(q[None, :], max(RESCORE, want))[1][0]
+            rows = np.sort(cand[cand >= 0])
+            assert self._sq8 is not None and self._lo is not None and self._step is not None
+            deq = self._sq8[rows].astype(np.float32) * self._step + self._lo
+            sims = deq @ q
+            order = np.argsort(-sims)
+            rows, sims = rows[order], sims[order]
+            return self._live(rows, sims, k)
+        sims = sims[rows]
+        order = np.argsort(-sims, kind="stable")
+        return self._live(rows[order], sims[order], k)
+
+    def _live(self, rows: np.ndarray, sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.deleted.size:
+            keep = ~np.isin(rows, self.deleted, assume_unique=False)
+            rows, sims = rows[keep], sims[keep]
+        return rows[:k], sims[:k]
+
+    def vectors(self) -> Iterator[tuple[pa.Array, np.ndarray]]:
+        """(ids, unit vectors) of the live rows in chunks: an exact segment's as stored,
+        an IVF segment's decoded from SQ8 (what a merge re-indexes)."""
+        dead = np.zeros(self.rows, bool)
+        dead[self.deleted] = True
+        for a in range(0, self.rows, _CHUNK):
+            b = min(self.rows, a + _CHUNK)
+            live = ~dead[a:b]
+            if self.is_exact:
+                block = np.load(self.folder / "vectors.npy", mmap_mode="r")[a:b]
+            else:
+                sq = json.loads((self.folder / "sq8.json").read_text())
+                codes = np.load(self.folder / "sq8.npy", mmap_mode="r")[a:b]
+                block = codes.astype(np.float32) * np.asarray(sq["step"], np.float32) + np.asarray(
+                    sq["lo"], np.float32
+                )
+            yield self.ids.slice(a, b - a).filter(pa.array(live)), np.asarray(block)[live]
+
+    def check(self) -> None:
+        """Raise :class:`VectorIndexError` unless the files hold :attr:`rows` rows."""
+        try:
+            n_ids = len(self.ids)
+            if self.is_exact:
+                n_vec = int(np.load(self.folder / "vectors.npy", mmap_mode="r").shape[0])
+            else:
+                import faiss
+
+                n_vec = int(np.load(self.folder / "sq8.npy", mmap_mode="r").shape[0])
+                ivf = faiss.read_index(str(self.folder / "ivfpq.faiss"), faiss.IO_FLAG_MMAP)
+                if int(ivf.ntotal) != self.rows:
+                    raise VectorIndexError(
+                        f"{self.folder.name}: IVF-PQ holds {ivf.ntotal} of {self.rows} vectors"
+                    )
+        except (OSError, ValueError, pa.ArrowException, RuntimeError) as exc:
+            raise VectorIndexError(f"{self.folder.name}: {str(exc).splitlines()[0]}") from None
+        if n_ids != self.rows or n_vec != self.rows:
+            raise VectorIndexError(
+                f"{self.folder.name}: {n_ids} ids and {n_vec} vectors, the manifest says "
+                f"{self.rows}"
+            )
+
+
+# ---------------------------------------------------------------------- writing a segment
+def _write_ids(folder: Path, ids: Sequence[pa.Array]) -> int:
+    table = pa.table({"id": pa.chunked_array(list(ids), pa.string())})
+    with (
+        pa.OSFile(str(folder / "ids.arrow"), "wb") as sink,
+        pa.ipc.new_file(sink, table.schema) as writer,
+    ):
+        writer.write_table(table)
+    return int(table.num_rows)
+
+
+def _write_segment(
+    root: Path,
+    parts: Iterable[tuple[pa.Array, np.ndarray]],
+    dim: int,
+    exact_max: int | None = None,
+) -> Segment:
+    """A segment of the given (ids, vectors) parts: exact up to :data:`EXACT_MAX` vectors,
+    else IVF-PQ. Vectors are held in memory up to that size, then spilled to a raw
+    float32 file (a large segment's are read twice: a sample to train on, then codes)."""
+    limit = default_exact_max() if exact_max is None else exact_max
+    folder = root / f"seg-{_stamp()}"
+    folder.mkdir(parents=True)
+    spill_path = folder / "vectors.f32"
+    ids: list[pa.Array] = []
+    blocks: list[np.ndarray] = []
+    n = 0
+    spill: Any = None
+    try:
+        for chunk_ids, vecs in parts:
+            unit = _unit(np.asarray(vecs, np.float32).reshape(-1, dim))
+            ids.append(chunk_ids)
+            n += len(unit)
+            if spill is None and n > limit:
+                spill = open(spill_path, "wb")  # noqa: SIM115 - closed below
+                for b in blocks:
+                    spill.write(b.tobytes())
+                blocks = []
+            if spill is None:
+                blocks.append(unit)
+            else:
+                spill.write(unit.tobytes())
+    finally:
+        if spill is not None:
+            spill.close()
+    _write_ids(folder, ids)
+    if spill is None:
+        vectors = np.concatenate(blocks) if blocks else np.zeros((0, dim), np.float32)
+        np.save(folder / "vectors.npy", vectors)
+    else:
+        _write_ivf(folder, np.memmap(spill_path, dtype=np.float32, mode="r", shape=(n, dim)))
+        spill_path.unlink()
+    for p in folder.iterdir():
+        fsync_path(p)
+    fsync_path(folder)
+    return Segment(folder, n)
+
+
+def _write_ivf(folder: Path, base: np.ndarray) -> None:
+    """IVF-PQ over ``base`` (unit float32 rows), and its SQ8 codes for rescoring."""
+    import faiss
+
+    n, dim = base.shape
+    nlist = ivf_lists(n)
+    m = PQ_BYTES if dim % PQ_BYTES == 0 else max(d for d in range(1, 65) if dim % d == 0)
+    train = min(n, max(40 * nlist, 256))
+    bits = max(1, min(8, int(np.log2(max(train, 2)))))  # k-means needs a point a centroid
+    metric = faiss.METRIC_INNER_PRODUCT
+    index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, m, bits, metric)
+    rng = np.random.default_rng(0)
+    pick = np.sort(rng.choice(n, train, replace=False))
+    index.cp.niter = 10
+    index.train(np.ascontiguousarray(base[pick], np.float32))
+    sample = np.asarray(base[:: max(1, n // 100_000)], np.float32)
+    lo, hi = sample.min(0), sample.max(0)
+    step = np.maximum(hi - lo, 1e-6) / 255.0
+    codes = np.lib.format.open_memmap(folder / "sq8.npy", mode="w+", dtype=np.uint8, shape=(n, dim))
+    for a in range(0, n, _CHUNK):
+        b = min(n, a + _CHUNK)
+        block = np.ascontiguousarray(base[a:b], np.float32)
+        index.add_with_ids(block, np.arange(a, b, dtype=np.int64))
+        codes[a:b] = np.clip(np.rint((block - lo) / step), 0, 255).astype(np.uint8)
+    codes.flush()
+    del codes
+    faiss.write_index(index, str(folder / "ivfpq.faiss"))
+    (folder / "sq8.json").write_text(json.dumps({"lo": lo.tolist(), "step": step.tolist()}))
+
+
+# ---------------------------------------------------------------------- the index
+class VectorIndex:
+    """The live state of a graph's vector index: its manifest's segments."""
+
+    def __init__(self, root: Path, manifest: str) -> None:
+        self.root = Path(root)
+        self.manifest = manifest
+        path = self.root / manifest
+        try:
+            spec = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise VectorIndexError(f"vector index manifest {path}: {exc}") from None
+        self.dimension = int(spec["dimension"])
+        self.segments: list[Segment] = []
+        for s in spec["segments"]:
+            deleted = np.zeros(0, np.int64)
+            if s.get("deleted"):
+                try:
+                    deleted = np.load(self.root / s["deleted"])
+                except (OSError, ValueError) as exc:
+                    raise VectorIndexError(f"{s['deleted']}: {exc}") from None
+            self.segments.append(Segment(self.root / s["name"], int(s["rows"]), deleted))
+
+    @staticmethod
+    def open(index_root: Path, manifest: str | None) -> VectorIndex | None:
+        if not manifest:
+            return None
+        return VectorIndex(Path(index_root) / FOLDER, manifest)
+
+    def __len__(self) -> int:
+        return sum(s.rows - int(s.deleted.size) for s in self.segments)
+
+    @property
+    def deleted(self) -> int:
+        return sum(int(s.deleted.size) for s in self.segments)
+
+    def describe(self) -> dict[str, Any]:
+        """What ``stats`` shows of the index."""
+        return {
+            "vectors": len(self),
+            "segments": len(self.segments),
+            "exact_segments": sum(1 for s in self.segments if s.is_exact),
+            "deleted": self.deleted,
+            "rebuild_due": self.rebuild_due(),
+        }
+
+    def rebuild_due(self) -> bool:
+        """Whether an IVF-PQ index's updates (segments and deletions) outgrew
+        :data:`REBUILD_SHARE` of it, or most rows of any index are deleted."""
+        if not self.segments or (len(self.segments) == 1 and not self.deleted):
+            return False
+        total = sum(s.rows for s in self.segments)
+        main = self.segments[0]
+        if max(self.deleted / total, main.deleted.size / max(main.rows, 1)) > REBUILD_DELETED:
+            return True
+        if main.is_exact:
+            return False
+        return (total - main.rows) + self.deleted > REBUILD_SHARE * max(main.rows, 1)
+
+    def search(self, query: Sequence[float] | np.ndarray, k: int) -> list[tuple[str, float]]:
+        """(section id, cosine similarity) of the ``k`` nearest sections, best first."""
+        if k < 1:
+            return []
+        q = _unit(np.asarray(query, np.float32).reshape(1, -1))[0]
+        found: list[tuple[float, int, int]] = []
+        for i, seg in enumerate(self.segments):
+            rows, sims = seg.search(q, k)
+            found.extend((float(s), i, int(r)) for r, s in zip(rows, sims, strict=True))
+        found.sort(key=lambda t: -t[0])
+        out: list[tuple[str, float]] = []
+        for sim, i, row in found[:k]:
+            out.append((str(self.segments[i].ids[row].as_py()), sim))
+        return out
+
+    def check(self) -> int:
+        """Check every file the manifest names; the live vectors it holds."""
+        for seg in self.segments:
+            seg.check()
+            if seg.deleted.size and (seg.deleted.min() < 0 or seg.deleted.max() >= seg.rows):
+                raise VectorIndexError(f"{seg.folder.name}: deletion rows outside the segment")
+        return len(self)
+
+    def ids(self) -> Iterator[pa.Array]:
+        """The live section ids (what ``check`` compares with the graph's vectors)."""
+        for seg in self.segments:
+            ids = seg.ids
+            if seg.deleted.size:
+                dead = np.zeros(seg.rows, bool)
+                dead[seg.deleted] = True
+                ids = ids.filter(pa.array(~dead))
+            yield ids
+
+
+def _write_manifest(root: Path, dim: int, segments: Sequence[tuple[Segment, str | None]]) -> str:
+    name = f"manifest-{_stamp()}.json"
+    spec = {
+        "format": 1,
+        "metric": "cosine",
+        "dimension": dim,
+        "segments": [{"name": s.folder.name, "rows": s.rows, "deleted": d} for s, d in segments],
+    }
+    tmp = root / f".{name}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(spec, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, root / name)
+    fsync_path(root)
+    return name
+
+
+def build_vector_index(
+    index_root: Path,
+    parts: Iterable[tuple[pa.Array, np.ndarray]],
+    dimension: int,
+    *,
+    exact_max: int | None = None,
+) -> str:
+    """A new index of all the given (ids, vectors) parts, as one segment; the name of
+    its manifest, for the graph's ``Meta.vector_manifest``."""
+    root = Path(index_root) / FOLDER
+    root.mkdir(parents=True, exist_ok=True)
+    seg = _write_segment(root, parts, dimension, exact_max)
+    return _write_manifest(root, dimension, [(seg, None)])
+
+
+def write_vector_changes(
+    index: VectorIndex,
+    added: Iterable[tuple[pa.Array, np.ndarray]],
+    deleted_ids: Sequence[str],
+    *,
+    exact_max: int | None = None,
+) -> str:
+    """A new state of ``index``: ``deleted_ids`` removed (their rows recorded as deleted in
+    the segments that hold them, before ``added`` goes in) and ``added`` in a new
+    segment; small segments are merged past :data:`MAX_SEGMENTS`. Returns the new
+    manifest's name; nothing is live until the graph's ``Meta`` names it."""
+    root = index.root
+    gone = pa.array(sorted(set(deleted_ids)), pa.string())
+    states: list[tuple[Segment, np.ndarray]] = []
+    for seg in index.segments:
+        dead = seg.deleted
+        if len(gone):
+            hit = np.flatnonzero(pc.is_in(seg.ids, value_set=gone).to_numpy(zero_copy_only=False))
+            if hit.size:
+                dead = np.union1d(dead, hit.astype(np.int64))
+        states.append((seg, dead))
+    new = _write_segment(root, added, index.dimension, exact_max)
+    if new.rows:
+        states.append((new, np.zeros(0, np.int64)))
+    else:
+        shutil.rmtree(new.folder, ignore_errors=True)
+    # the first segment is the index's main one; updates' small ones merge into one
+    small = [(s, d) for s, d in states[1:] if s.is_exact]
+    if len(small) > MAX_SEGMENTS:
+        merged = _write_segment(
+            root,
+            (part for s, d in small for part in Segment(s.folder, s.rows, d).vectors()),
+            index.dimension,
+            exact_max,
+        )
+        gone_ids = {id(s) for s, _ in small}
+        states = [(s, d) for s, d in states if id(s) not in gone_ids]
+        states.append((merged, np.zeros(0, np.int64)))
+    listed: list[tuple[Segment, str | None]] = []
+    for seg, dead in states:
+        name = None
+        if dead.size:
+            if np.array_equal(dead, seg.deleted) and any(seg is x for x in index.segments):
+                name = _deletion_file_of(index, seg)
+            if name is None:
+                name = f"del-{_stamp()}-{seg.folder.name}.npy"
+                np.save(root / name, dead)
+                fsync_path(root / name)
+        listed.append((seg, name))
+    return _write_manifest(root, index.dimension, listed)
+
+
+def _deletion_file_of(index: VectorIndex, seg: Segment) -> str | None:
+    spec = json.loads((index.root / index.manifest).read_text())
+    for s in spec["segments"]:
+        if s["name"] == seg.folder.name:
+            found = s.get("deleted")
+            return str(found) if found else None
+    return None
+
+
+def collect_vector_garbage(index_root: Path, live: Iterable[str]) -> None:
+    """Remove the manifests other than ``live`` and the files none of them names (what a
+    killed write or a replaced index left). For a writer holding the graph's lock."""
+    root = Path(index_root) / FOLDER
+    if not root.is_dir():
+        return
+    keep: set[str] = set()
+    for name in live:
+        if not name or not (root / name).exists():
+            continue
+        keep.add(name)
+        with contextlib.suppress(OSError, ValueError):
+            spec = json.loads((root / name).read_text())
+            for s in spec["segments"]:
+                keep.add(s["name"])
+                if s.get("deleted"):
+                    keep.add(s["deleted"])
+    for child in root.iterdir():
+        if child.name not in keep:
+            if child.is_dir():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
