@@ -347,8 +347,7 @@ class KgAgentIndex:
 
 
 INDEXES: dict[str, type] = {
-    c.name: c
-    for c in (Flat, KuzuHnsw, UsearchI8, IvfPqSq8, IvfPqSq8Wide, BinarySq8, KgAgentIndex)
+    c.name: c for c in (Flat, KuzuHnsw, UsearchI8, IvfPqSq8, IvfPqSq8Wide, BinarySq8, KgAgentIndex)
 }
 
 
