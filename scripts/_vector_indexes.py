@@ -309,10 +309,11 @@ class KgAgentIndex:
         from kg_agent.store.vector_index import build_vector_index
 
         n, dim = base.shape
-        parts = (
-            (pa.array([str(i) for i in range(a, b)]), np.asarray(base[a:b], np.float32))
-            for a, b in _chunks(n)
-        )
+
+        def parts() -> Any:
+            for a, b in _chunks(n):
+                yield pa.array([str(i) for i in range(a, b)]), np.asarray(base[a:b], np.float32)
+
         (folder / "live").write_text(build_vector_index(folder, parts, dim))
 
     def open(self, folder: Path) -> None:
@@ -333,12 +334,12 @@ class KgAgentIndex:
         from kg_agent.store.vector_index import write_vector_changes
 
         ids = pa.array([str(i) for i in range(start, start + len(vecs))])
-        self._write(write_vector_changes(self.index, [(ids, vecs)], []))
+        self._write(write_vector_changes(self.index, lambda: [(ids, vecs)], []))
 
     def delete(self, keys: np.ndarray) -> None:
         from kg_agent.store.vector_index import write_vector_changes
 
-        self._write(write_vector_changes(self.index, [], [str(int(k)) for k in keys]))
+        self._write(write_vector_changes(self.index, list, [str(int(k)) for k in keys]))
 
     def _write(self, manifest: str) -> None:
         from kg_agent.store.vector_index import VectorIndex

@@ -50,7 +50,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 LLMErrorKind = Literal[
-    "timeout", "rate_limited", "overloaded", "api_error", "connection", "bad_response"
+    "timeout", "rate_limited", "overloaded", "api_error", "connection", "bad_response", "cut_off"
 ]
 
 
@@ -68,13 +68,21 @@ class LLMError(KGAgentError):
 
 @dataclass(frozen=True)
 class LLMReply:
-    """The text of one model reply, with what it cost (tokens) and took (seconds)."""
+    """The text of one model reply, with what it cost (tokens) and took (seconds), and
+    why the model stopped (``stop_reason``: the API's own word; ``max_tokens`` means the
+    reply was cut off)."""
 
     text: str
     model: str
     input_tokens: int
     output_tokens: int
     latency_s: float
+    stop_reason: str | None = None
+
+    @property
+    def cut_off(self) -> bool:
+        """Whether the model ran out of tokens before it finished."""
+        return self.stop_reason in ("max_tokens", "length")
 
 
 @runtime_checkable
@@ -467,6 +475,7 @@ class AnthropicClient:
             input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
             output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
             latency_s=latency,
+            stop_reason=getattr(message, "stop_reason", None),
         )
 
 

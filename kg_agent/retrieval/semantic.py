@@ -18,6 +18,7 @@ milliseconds when other processes hold the cores.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -31,6 +32,15 @@ from kg_agent.retrieval.base import Evidence, Query, RetrievalResult, Retriever
 from kg_agent.store import GraphReader
 
 EXACT_SCAN_MAX_SECTIONS = 200_000
+#: Overrides :data:`EXACT_SCAN_MAX_SECTIONS` (0: always the vector index; what the eval
+#: uses to measure the index on graphs small enough to scan).
+EXACT_SCAN_ENV = "KG_AGENT_EXACT_SCAN_MAX_SECTIONS"
+
+
+def exact_scan_max_sections() -> int:
+    value = os.environ.get(EXACT_SCAN_ENV, "").strip()
+    return int(value) if value.isdigit() else EXACT_SCAN_MAX_SECTIONS
+
 
 SEMANTIC_OFF = (
     "semantic search is off: this graph has no embeddings (loaded with --embeddings "
@@ -83,7 +93,7 @@ class SemanticRetriever(Retriever):
         embedder: Embedder,
         *,
         mode: str = "auto",
-        exact_max_sections: int = EXACT_SCAN_MAX_SECTIONS,
+        exact_max_sections: int | None = None,
     ) -> None:
         if mode not in ("auto", "exact", "index"):
             raise InvalidArgumentError(f"mode must be auto, exact or index, not {mode!r}")
@@ -104,7 +114,8 @@ class SemanticRetriever(Retriever):
             mode = "off"
         elif mode == "auto":
             n = store.count_sections()
-            mode = "exact" if n <= exact_max_sections else "index"
+            limit = exact_scan_max_sections() if exact_max_sections is None else exact_max_sections
+            mode = "exact" if n <= limit else "index"
         self.mode = mode
         self._ids: list[str] | None = None
         self._matrix: Any = None

@@ -25,8 +25,6 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import kuzu
-
 from kg_agent.exceptions import (
     DatabaseError,
     DatabaseLockedError,
@@ -35,6 +33,7 @@ from kg_agent.exceptions import (
 )
 from kg_agent.store.article_table import FILE_NAME as ARTICLE_TABLE
 from kg_agent.store.article_table import ArticleTable, write_article_table
+from kg_agent.store.engine import engine
 from kg_agent.store.layout import default_buffer_pool_mb, index_dir
 from kg_agent.store.link_changes import LinkChanges, patch_from_graph
 from kg_agent.store.link_table import FILE_NAME as LINK_TABLE
@@ -143,7 +142,8 @@ _NEEDS_RECOVERY = ("replay", "shadow", "wal", "write-ahead")
 
 
 def _open_database(p: Path, *, read_only: bool, pool_mb: int) -> Any:
-    """``kuzu.Database``; a read-only open that finds an interrupted commit recovers first.
+    """The engine's ``Database`` (:mod:`.engine`); a read-only open that finds an
+    interrupted commit recovers first.
 
     A write killed while committing leaves pages that only a read-write open can
     replay ("Couldn't replay shadow pages under read-only mode"): replay them once,
@@ -151,14 +151,14 @@ def _open_database(p: Path, *, read_only: bool, pool_mb: int) -> Any:
     """
     size = pool_mb * 1024 * 1024
     try:
-        return kuzu.Database(str(p), read_only=read_only, buffer_pool_size=size)
+        return engine().Database(str(p), read_only=read_only, buffer_pool_size=size)
     except RuntimeError as exc:
         msg = str(exc).lower()
         if not read_only or not any(k in msg for k in _NEEDS_RECOVERY):
             raise _translate(str(p), exc) from None
     try:
-        kuzu.Database(str(p), read_only=False, buffer_pool_size=size).close()
-        return kuzu.Database(str(p), read_only=True, buffer_pool_size=size)
+        engine().Database(str(p), read_only=False, buffer_pool_size=size).close()
+        return engine().Database(str(p), read_only=True, buffer_pool_size=size)
     except RuntimeError as exc:
         raise DatabaseError(
             f"database {p} was left mid-commit by a killed writer and needs one read-write "
@@ -194,7 +194,7 @@ class GraphStore(GraphReads, VectorWrites):
         self._local = threading.local()
         self._connections: list[Any] = []
         self._connections_lock = threading.Lock()
-        self._writer_conn = None if read_only else kuzu.Connection(db)
+        self._writer_conn = None if read_only else engine().Connection(db)
         self._in_tx = False
         self._dimension: int | None = None  # a read-only store's, once read
         self._text: TextIndex | None = None
@@ -280,7 +280,7 @@ class GraphStore(GraphReads, VectorWrites):
             return self._writer_conn
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = kuzu.Connection(self._db)
+            conn = engine().Connection(self._db)
             self._local.conn = conn
             self._local.prepared = {}
             with self._connections_lock:

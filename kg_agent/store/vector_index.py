@@ -7,9 +7,8 @@ search is 0.86, its build runs at ~1,500 vectors/s on 2 cores (~6 h for English'
 it cannot index int8 columns, and inserts into a built index strand parts of it.
 faiss's IVF-PQ, whose candidates are rescored from int8 (SQ8) vectors, reached
 recall@10 0.96 at 200k and 0.95 at 1M in 432 bytes a vector, builds English in a
-projected 0.9 h, and takes new vectors without a rebuild. A graph below
-:data:`EXACT_MAX` vectors is searched exactly (float32), which is both faster to
-build and exact.
+projected 0.9 h, and takes new vectors without a rebuild. A graph of up to
+:data:`EXACT_MAX` vectors is searched exactly (float32): no training, perfect recall.
 
 **Layout.** ``PATH.indexes/vectors/`` holds immutable *segments* (``seg-*/``: the
 section ids as an Arrow file, and either the float32 vectors of an exact segment or
@@ -36,7 +35,7 @@ import datetime as _dt
 import json
 import os
 import shutil
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,9 +57,11 @@ __all__ = [
     "write_vector_changes",
 ]
 
-#: A segment of up to this many vectors is searched exactly, from float32 vectors: at
-#: 200k x 384 a scan costs ~15 ms on 2 cores, and exact search needs no training.
-EXACT_MAX = 200_000
+#: A segment of up to this many vectors is searched exactly, from float32 vectors (no
+#: training, perfect recall). Scans share the cores badly: at 200k a scan took 16 ms
+#: alone but 379 ms (p50) with 8 queries at once on 2 cores, where IVF-PQ took 2.6 and
+#: 10.6 ms (docs/BENCHMARKS.md); at 50k a scan is ~4 ms.
+EXACT_MAX = 50_000
 #: Candidates an IVF-PQ segment rescores with its SQ8 vectors: real questions meet
 #: many sections at almost the same similarity, which 48-byte PQ codes order too
 #: coarsely for 200 candidates to hold the exact top 10 (docs/BENCHMARKS.md).
@@ -227,87 +228,92 @@ class Segment:
 
 
 # ---------------------------------------------------------------------- writing a segment
-def _write_ids(folder: Path, ids: Sequence[pa.Array]) -> int:
-    table = pa.table({"id": pa.chunked_array(list(ids), pa.string())})
-    with (
-        pa.OSFile(str(folder / "ids.arrow"), "wb") as sink,
-        pa.ipc.new_file(sink, table.schema) as writer,
-    ):
-        writer.write_table(table)
-    return int(table.num_rows)
+#: What a segment is written from: a callable that yields its (ids, vectors) parts, the
+#: same parts each time it is called. A large segment reads them twice (a sample to
+#: train on, then its codes), so nothing but the sample is held in memory.
+Parts = Callable[[], Iterable[tuple[pa.Array, np.ndarray]]]
+#: Vectors sampled to train a large segment on: 40 a list for the largest IVF (English:
+#: 16,384 lists), ~1 GiB at 384 dimensions; what k-means and the PQ codebooks need.
+TRAIN_MAX = 40 * 16_384
+_ID_SCHEMA = pa.schema([("id", pa.string())])
 
 
-def _write_segment(
-    root: Path,
-    parts: Iterable[tuple[pa.Array, np.ndarray]],
-    dim: int,
-    exact_max: int | None = None,
-) -> Segment:
-    """A segment of the given (ids, vectors) parts: exact up to :data:`EXACT_MAX` vectors,
-    else IVF-PQ. Vectors are held in memory up to that size, then spilled to a raw
-    float32 file (a large segment's are read twice: a sample to train on, then codes)."""
+def _write_segment(root: Path, parts: Parts, dim: int, exact_max: int | None = None) -> Segment:
+    """A segment of ``parts``: exact up to :data:`EXACT_MAX` vectors, else IVF-PQ.
+
+    Memory stays flat: the ids stream to their file, an exact segment's vectors are held
+    (at most :data:`EXACT_MAX`), and a large segment keeps only a uniform sample of
+    :data:`TRAIN_MAX` vectors (bottom-k of random keys) before a second read encodes
+    every vector."""
     limit = default_exact_max() if exact_max is None else exact_max
     folder = root / f"seg-{_stamp()}"
     folder.mkdir(parents=True)
-    spill_path = folder / "vectors.f32"
-    ids: list[pa.Array] = []
+    rng = np.random.default_rng(0)
     blocks: list[np.ndarray] = []
+    sample_keys = np.zeros(0, np.float64)
+    sample = np.zeros((0, dim), np.float32)
     n = 0
-    spill: Any = None
-    try:
-        for chunk_ids, vecs in parts:
+    with (
+        pa.OSFile(str(folder / "ids.arrow"), "wb") as sink,
+        pa.ipc.new_file(sink, _ID_SCHEMA) as writer,
+    ):
+        for chunk_ids, vecs in parts():
             unit = _unit(np.asarray(vecs, np.float32).reshape(-1, dim))
-            ids.append(chunk_ids)
+            writer.write_batch(pa.record_batch([pa.array(chunk_ids, pa.string())], _ID_SCHEMA))
             n += len(unit)
-            if spill is None and n > limit:
-                spill = open(spill_path, "wb")  # noqa: SIM115 - closed below
-                for b in blocks:
-                    spill.write(b.tobytes())
-                blocks = []
-            if spill is None:
+            if n <= limit:
                 blocks.append(unit)
-            else:
-                spill.write(unit.tobytes())
-    finally:
-        if spill is not None:
-            spill.close()
-    _write_ids(folder, ids)
-    if spill is None:
+            elif blocks:
+                blocks = []
+            keys = rng.random(len(unit))
+            if len(sample_keys) >= TRAIN_MAX:
+                keep = keys < sample_keys.max()
+                keys, unit = keys[keep], unit[keep]
+            if len(keys):
+                sample_keys = np.concatenate([sample_keys, keys])
+                sample = np.concatenate([sample, unit])
+                if len(sample_keys) > TRAIN_MAX:
+                    best = np.argpartition(sample_keys, TRAIN_MAX - 1)[:TRAIN_MAX]
+                    sample_keys, sample = sample_keys[best], sample[best]
+    if n <= limit:
         vectors = np.concatenate(blocks) if blocks else np.zeros((0, dim), np.float32)
         np.save(folder / "vectors.npy", vectors)
     else:
-        _write_ivf(folder, np.memmap(spill_path, dtype=np.float32, mode="r", shape=(n, dim)))
-        spill_path.unlink()
+        order = np.argsort(sample_keys)  # the first k of a bottom-k sample: uniform too
+        _write_ivf(folder, parts, n, dim, sample[order])
     for p in folder.iterdir():
         fsync_path(p)
     fsync_path(folder)
     return Segment(folder, n)
 
 
-def _write_ivf(folder: Path, base: np.ndarray) -> None:
-    """IVF-PQ over ``base`` (unit float32 rows), and its SQ8 codes for rescoring."""
+def _write_ivf(folder: Path, parts: Parts, n: int, dim: int, sample: np.ndarray) -> None:
+    """IVF-PQ over the ``n`` vectors of ``parts``, trained on ``sample`` (uniform unit
+    rows), and their SQ8 codes for rescoring."""
     import faiss
 
-    n, dim = base.shape
     nlist = ivf_lists(n)
     m = PQ_BYTES if dim % PQ_BYTES == 0 else max(d for d in range(1, 65) if dim % d == 0)
-    train = min(n, max(40 * nlist, 256))
-    bits = max(1, min(8, int(np.log2(max(train, 2)))))  # k-means needs a point a centroid
+    train = sample[: min(len(sample), max(40 * nlist, 256))]
+    bits = max(1, min(8, int(np.log2(max(len(train), 2)))))  # k-means: a point a centroid
     metric = faiss.METRIC_INNER_PRODUCT
     index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, m, bits, metric)
-    rng = np.random.default_rng(0)
-    pick = np.sort(rng.choice(n, train, replace=False))
     index.cp.niter = 10
-    index.train(np.ascontiguousarray(base[pick], np.float32))
-    sample = np.asarray(base[:: max(1, n // 100_000)], np.float32)
+    index.train(np.ascontiguousarray(train, np.float32))
     lo, hi = sample.min(0), sample.max(0)
     step = np.maximum(hi - lo, 1e-6) / 255.0
     codes = np.lib.format.open_memmap(folder / "sq8.npy", mode="w+", dtype=np.uint8, shape=(n, dim))
-    for a in range(0, n, _CHUNK):
-        b = min(n, a + _CHUNK)
-        block = np.ascontiguousarray(base[a:b], np.float32)
+    a = 0
+    for _ids, vecs in parts():
+        block = _unit(np.asarray(vecs, np.float32).reshape(-1, dim))
+        b = a + len(block)
+        if b > n:
+            raise VectorIndexError("the vectors changed between the two reads of a build")
         index.add_with_ids(block, np.arange(a, b, dtype=np.int64))
         codes[a:b] = np.clip(np.rint((block - lo) / step), 0, 255).astype(np.uint8)
+        a = b
+    if a != n:
+        raise VectorIndexError("the vectors changed between the two reads of a build")
     codes.flush()
     del codes
     faiss.write_index(index, str(folder / "ivfpq.faiss"))
@@ -427,13 +433,13 @@ def _write_manifest(root: Path, dim: int, segments: Sequence[tuple[Segment, str 
 
 def build_vector_index(
     index_root: Path,
-    parts: Iterable[tuple[pa.Array, np.ndarray]],
+    parts: Parts,
     dimension: int,
     *,
     exact_max: int | None = None,
 ) -> str:
-    """A new index of all the given (ids, vectors) parts, as one segment; the name of
-    its manifest, for the graph's ``Meta.vector_manifest``."""
+    """A new index of all the (ids, vectors) ``parts`` yields, as one segment; the name
+    of its manifest, for the graph's ``Meta.vector_manifest``."""
     root = Path(index_root) / FOLDER
     root.mkdir(parents=True, exist_ok=True)
     seg = _write_segment(root, parts, dimension, exact_max)
@@ -442,7 +448,7 @@ def build_vector_index(
 
 def write_vector_changes(
     index: VectorIndex,
-    added: Iterable[tuple[pa.Array, np.ndarray]],
+    added: Parts,
     deleted_ids: Sequence[str],
     *,
     exact_max: int | None = None,
@@ -469,12 +475,12 @@ def write_vector_changes(
     # the first segment is the index's main one; updates' small ones merge into one
     small = [(s, d) for s, d in states[1:] if s.is_exact]
     if len(small) > MAX_SEGMENTS:
-        merged = _write_segment(
-            root,
-            (part for s, d in small for part in Segment(s.folder, s.rows, d).vectors()),
-            index.dimension,
-            exact_max,
-        )
+
+        def merged_parts() -> Iterator[tuple[pa.Array, np.ndarray]]:
+            for seg, dead in small:
+                yield from Segment(seg.folder, seg.rows, dead).vectors()
+
+        merged = _write_segment(root, merged_parts, index.dimension, exact_max)
         gone_ids = {id(s) for s, _ in small}
         states = [(s, d) for s, d in states if id(s) not in gone_ids]
         states.append((merged, np.zeros(0, np.int64)))

@@ -111,7 +111,8 @@ class VectorWrites:
         if index is None or not (deletes or adds):
             return
         added = sum(pq.read_metadata(f).num_rows for f in adds if f.exists())
-        name = write_vector_changes(index, vector_parts(adds, self.dimension), deletes)
+        dim = self.dimension
+        name = write_vector_changes(index, lambda: vector_parts(adds, dim), deletes)
         self.last_vector_change = (added, len(set(deletes)))
         self.set_meta(vector_manifest=name)
         self.forget_vector_index()
@@ -146,9 +147,8 @@ class VectorWrites:
                 self.set_meta(vector_manifest="", vectors_stale="0")
                 self.forget_vector_index()
                 return False
-            name = build_vector_index(
-                self.index_root, vector_parts(files, self.dimension), self.dimension
-            )
+            dim = self.dimension
+            name = build_vector_index(self.index_root, lambda: vector_parts(files, dim), dim)
         self.set_meta(vector_manifest=name, vectors_stale="0")
         self.forget_vector_index()
         return True

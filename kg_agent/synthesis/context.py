@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from kg_agent.retrieval.base import Evidence
@@ -83,6 +83,27 @@ class NumberedEvidence:
         items = tuple((new[old], by_num[old]) for old in order)
         return [_CITE.sub(swap, t) for t in texts], NumberedEvidence(items, self.text)
 
+    def without_unknown_citations(self, text: str) -> tuple[str, list[int]]:
+        """``text`` with the ``[n]`` that name no evidence item taken out (from a marker
+        of several, only those), and the numbers taken out: a model that cites [9] of
+        eight items has cited nothing a reader can check."""
+        valid = {num for num, _ in self.items}
+        unknown: list[int] = []
+
+        def keep(m: re.Match[str]) -> str:
+            nums = _cited_numbers(m.group(1))
+            bad = [n for n in nums if n not in valid]
+            if not bad:
+                return m.group(0)
+            unknown.extend(n for n in bad if n not in unknown)
+            good = [n for n in nums if n in valid]
+            return "[" + ", ".join(map(str, good)) + "]" if good else ""
+
+        out = _CITE.sub(keep, text)
+        if unknown:
+            out = re.sub(r"[ \t]+([.,;:!?])", r"\1", re.sub(r"[ \t]{2,}", " ", out))
+        return out, unknown
+
     def citations_in(self, answer: str) -> list[Citation]:
         """Citations for the distinct valid ``[n]`` markers of ``answer``, in order."""
         seen: list[Citation] = []
@@ -105,6 +126,15 @@ class MultiDocSynthesizer:
         self.group = group
         self.max_chars = max_chars_per_section
 
+    def cut(self, content: str) -> str:
+        """A section's text as the prompt shows it."""
+        return content if len(content) <= self.max_chars else content[: self.max_chars] + " …"
+
+    def shown(self, items: Sequence[tuple[int, Evidence]]) -> tuple[tuple[int, Evidence], ...]:
+        """``items`` with each section's text as the prompt shows it (what a check of the
+        prompt's evidence must read)."""
+        return tuple((n, replace(ev, content=self.cut(ev.content))) for n, ev in items)
+
     def number(self, evidence: Sequence[Evidence]) -> NumberedEvidence:
         ordered = list(evidence)
         if self.group:
@@ -116,11 +146,7 @@ class MultiDocSynthesizer:
         lines: list[str] = []
         current = None
         for n, ev in items:
-            text = (
-                ev.content
-                if len(ev.content) <= self.max_chars
-                else ev.content[: self.max_chars] + " …"
-            )
+            text = self.cut(ev.content)
             if self.group:
                 if ev.title != current:
                     current = ev.title

@@ -6,7 +6,12 @@ evidence does not say") teaches the citation format and the refusal to guess
 better than instructions alone. Examples live in a JSONL file, one object a line::
 
     {"question": "...", "evidence": [{"n": 1, "title": "...", "heading": "...", "text": "..."}],
-     "answer": "... [1] ... [2]", "reasoning": "one line"}
+     "short": "a few words, or not in the graph", "answer": "... [1] ... [2]",
+     "reasoning": "one line (for the file's reader; not shown to the model)"}
+
+They are shown in the very format the model is asked for (:mod:`.claude`): the evidence
+between the same delimiters and laid out as the live evidence is, then the "Short
+answer:" line, then the cited answer, so an example never teaches another format.
 
 The shipped file is ``few_shot/examples.jsonl`` at the project root; an installed
 wheel cannot see that folder, so the package carries a byte-identical copy in
@@ -45,7 +50,7 @@ __all__ = [
 _PACKAGED = Path(__file__).resolve().parent.parent / "data" / "few_shot" / "examples.jsonl"
 _CHECKOUT = Path(__file__).resolve().parents[2] / "few_shot" / "examples.jsonl"
 
-_EXAMPLE_KEYS = ("question", "evidence", "answer", "reasoning")
+_EXAMPLE_KEYS = ("question", "evidence", "short", "answer", "reasoning")
 _EVIDENCE_KEYS = ("n", "title", "heading", "text")
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
@@ -66,12 +71,14 @@ class EvidenceSnippet:
 
 @dataclass(frozen=True)
 class FewShotExample:
-    """A question, its numbered evidence, a cited answer and a one-line reasoning."""
+    """A question, its numbered evidence, its short answer, a cited answer and a
+    one-line reasoning (for whoever edits the file)."""
 
     question: str
     evidence: tuple[EvidenceSnippet, ...]
     answer: str
     reasoning: str
+    short: str = ""
 
     def citations(self) -> list[int]:
         """Evidence numbers the answer cites, in order of first use."""
@@ -115,7 +122,7 @@ def _example(obj: Any, where: str) -> FewShotExample:
     if not isinstance(obj, dict):
         raise FewShotError(f"{where}: an example must be a JSON object, got {_kind(obj)}")
     _check_keys(obj, _EXAMPLE_KEYS, where, "example")
-    for key in ("question", "answer", "reasoning"):
+    for key in ("question", "short", "answer", "reasoning"):
         if not isinstance(obj[key], str) or not obj[key].strip():
             raise FewShotError(f"{where}: {key} must be a non-empty string")
     raw = obj["evidence"]
@@ -153,6 +160,7 @@ def _example(obj: Any, where: str) -> FewShotExample:
         evidence=tuple(evidence),
         answer=answer,
         reasoning=" ".join(obj["reasoning"].split()),
+        short=" ".join(obj["short"].split()),
     )
 
 
@@ -216,15 +224,26 @@ class FewShotManager:
 
 
 def format_examples(examples: Sequence[FewShotExample]) -> str:
-    """The examples as prompt text: question, numbered evidence, reasoning, cited answer."""
+    """The examples as prompt text, in the live format (:func:`.claude.build_prompt`):
+    the question, the evidence between the delimiters grouped by article, then the reply
+    a model should write: the "Short answer:" line and the cited answer."""
+    from kg_agent.synthesis.claude import (
+        ANSWER_CUE,
+        EVIDENCE_CLOSE,
+        EVIDENCE_OPEN,
+        SHORT_ANSWER_PREFIX,
+    )
+
     blocks: list[str] = []
     for i, ex in enumerate(examples, start=1):
-        lines = [f"Example {i}", f"Question: {ex.question}", "Evidence:"]
+        lines = [f"Example {i}", f"Question: {ex.question}", EVIDENCE_OPEN]
+        current = None
         for ev in ex.evidence:
-            where = f"{ev.title} > {ev.heading}" if ev.heading else ev.title
-            lines.append(f"[{ev.n}] {where}: {ev.text}")
-        lines.append(f"Reasoning: {ex.reasoning}")
-        lines.append(f"Answer: {ex.answer}")
+            if ev.title != current:
+                current = ev.title
+                lines.append(f"## {ev.title}")
+            lines.append(f"[{ev.n}] ({ev.heading or 'introduction'}) {ev.text}")
+        lines += [EVIDENCE_CLOSE, ANSWER_CUE, f"{SHORT_ANSWER_PREFIX} {ex.short}", ex.answer]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

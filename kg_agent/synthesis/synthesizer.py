@@ -18,14 +18,23 @@ from dataclasses import dataclass, field
 from kg_agent.answering import OfflineReading, read_evidence
 from kg_agent.answering.reader import MAX_ANSWER_WORDS, SUPPORT_THRESHOLD
 from kg_agent.language.question import Question, query_text
-from kg_agent.llm.client import LLMClient, LLMError, UsageMeter, metered_complete, metered_stream
+from kg_agent.llm.client import (
+    LLMClient,
+    LLMError,
+    LLMReply,
+    UsageMeter,
+    metered_complete,
+    metered_stream,
+)
 from kg_agent.retrieval.base import Evidence
 from kg_agent.retrieval.connection import Connection
 from kg_agent.synthesis.claude import (
     DEFAULT_SYNTHESIS_MODEL,
+    REPAIR_PROMPT,
     SYSTEM_PROMPT,
     build_prompt,
     chain_text,
+    refuses,
     says_not_in_graph,
     split_short_answer,
     support_note,
@@ -90,16 +99,23 @@ def claude_prompt(
     numbering: MultiDocSynthesizer,
     fewshot: FewShotManager | None = None,
 ) -> tuple[NumberedEvidence, str]:
-    """The numbered evidence and the prompt Claude is sent for it (with the offline
-    reader's evidence check, so Claude is told when the graph likely lacks the answer)."""
+    """The numbered evidence and the prompt Claude is sent for it, with the offline
+    reader's evidence check, so Claude is told when the graph likely lacks the answer.
+
+    The check reads the evidence as the prompt shows it (sections cut at the numbering's
+    length), and is left out when a bridge round found evidence: bridge passages share few
+    words with the question by design, so a lexical check would call the very evidence
+    that answers a two-hop question unsupported."""
     text = query_text(question)
     numbered = numbering.number(evidence)
     examples = ""
     if fewshot is not None:
         examples = format_examples(fewshot.select(text, k=2))
     chain = chain_text(numbered.items)
-    reading = read_evidence(question, numbered.items)
-    check = support_note(reading.support, SUPPORT_THRESHOLD) if numbered.items else ""
+    check = ""
+    if numbered.items and not chain:
+        reading = read_evidence(question, numbering.shown(numbered.items))
+        check = support_note(reading.support, SUPPORT_THRESHOLD)
     return numbered, build_prompt(text, numbered.text, examples, chain, check)
 
 
@@ -238,29 +254,42 @@ class ClaudeSynthesizer(Synthesizer):
             max_tokens=self.max_tokens,
             timeout=self.timeout,
         )
+        warnings: list[str] = []
         try:
             reply = (
                 metered_complete(self.llm, meter, **call)  # type: ignore[arg-type]
                 if on_text is None
                 else metered_stream(self.llm, meter, on_text, **call)  # type: ignore[arg-type]
             )
-            if reply.text.strip():
-                short, text = split_short_answer(reply.text)
-                unanswered = says_not_in_graph(short)
-                reading = read_evidence(question, numbered.items)
-                return Synthesis(
-                    text,
-                    numbered,
-                    "claude",
-                    usage=meter,
-                    short_answer=None if unanswered else short,
-                    answerable=not unanswered,
-                    support=reading.support,
-                    candidate=None if unanswered else short,
-                    confidence=reading.confidence,
+            short, text = self._validated(reply)
+            if short is None and not refuses(text):
+                # one repair request: the reply quoted, the format asked for again
+                again = dict(call, prompt=f"{prompt}\n\n{reply.text.strip()}\n\n{REPAIR_PROMPT}")
+                reply = metered_complete(self.llm, meter, **again)  # type: ignore[arg-type]
+                short, text = self._validated(reply)
+                if short is None and not refuses(text):
+                    raise LLMError("bad_response", "no 'Short answer:' line, after one repair")
+            text, unknown = numbered.without_unknown_citations(text)
+            if unknown:
+                marks = ", ".join(f"[{n}]" for n in unknown)
+                warnings.append(
+                    f"synthesis with {self.model}: removed citations naming no evidence ({marks})"
                 )
-            meter.record_failure()  # a reply without text is a failed answer
-            raise LLMError("bad_response", "empty answer")
+                log.warning(warnings[-1])
+            unanswered = short is None or says_not_in_graph(short)
+            reading = read_evidence(question, numbered.items)
+            return Synthesis(
+                text,
+                numbered,
+                "claude",
+                warnings=warnings,
+                usage=meter,
+                short_answer=None if unanswered else short,
+                answerable=not unanswered,
+                support=reading.support,
+                candidate=None if unanswered else short,
+                confidence=reading.confidence,
+            )
         except LLMError as exc:
             msg = f"synthesis with {self.model} failed ({exc.kind}): extractive answer"
             log.warning(msg)
@@ -268,6 +297,15 @@ class ClaudeSynthesizer(Synthesizer):
         out.warnings.append(msg)
         out.usage = meter
         return out
+
+    def _validated(self, reply: LLMReply) -> tuple[str | None, str]:
+        """(short answer, the rest) of a reply that is whole; an empty or cut-off reply
+        is a failed answer (a cut-off one may have lost its conclusion or citations)."""
+        if reply.cut_off:
+            raise LLMError("cut_off", f"the reply stopped at max_tokens ({self.max_tokens})")
+        if not reply.text.strip():
+            raise LLMError("bad_response", "empty answer")
+        return split_short_answer(reply.text)
 
     def connect(
         self, question: str | Question, connection: Connection, evidence: Sequence[Evidence]

@@ -65,7 +65,10 @@ def route(body: dict[str, Any]) -> Behaviour:
     if body["model"] == EXPANSION_MODEL:
         return text(EXPANSION_JSON, input_tokens=40, output_tokens=12)
     n = evidence_number(body, "17,468") or 1
-    return text(f"ENIAC contained 17,468 vacuum tubes [{n}]. See also [99].", input_tokens=900)
+    return text(
+        f"Short answer: 17,468\nENIAC contained 17,468 vacuum tubes [{n}]. See also [99].",
+        input_tokens=900,
+    )
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -382,10 +385,13 @@ def test_synthesis_prompt_model_and_citations(
     assert "Evidence check (support" in prompt and "does NOT cover" not in prompt
 
     assert r.path == "claude" and r.mode == "claude"
-    assert r.warnings == []
+    # [99] names no evidence: taken out of the answer, with a warning
+    assert r.warnings == [
+        f"synthesis with {DEFAULT_SYNTHESIS_MODEL}: removed citations naming no evidence ([99])"
+    ]
     assert evidence_number(req.body, "17,468")
-    assert r.answer == "ENIAC contained 17,468 vacuum tubes [1]. See also [99]."
-    [c] = r.citations  # [99] names no evidence
+    assert r.answer == "ENIAC contained 17,468 vacuum tubes [1]. See also."
+    [c] = r.citations
     assert (c.n, c.title, c.heading_path) == (1, "ENIAC", "Design")
     assert "17,468" in r.evidence[0].content
     check_citations(r)
@@ -405,7 +411,9 @@ def test_usage_counts_expansion_and_synthesis_tokens(
     agent = make_agent(enable_multi_query=True)
     fake.enqueue(
         text(EXPANSION_JSON, input_tokens=40, output_tokens=10),
-        text("ENIAC had 17,468 tubes [1].", input_tokens=1000, output_tokens=30),
+        text(
+            "Short answer: 17,468\nENIAC had 17,468 tubes [1].", input_tokens=1000, output_tokens=30
+        ),
     )
     r = agent.query(ENIAC_Q)
     assert [q.body["model"] for q in fake.message_requests if q.body] == [
@@ -434,7 +442,8 @@ def test_expansion_failure_inside_query_keeps_claude_synthesis(
     with caplog.at_level(logging.WARNING, logger="kg_agent"):
         r = agent.query(ENIAC_Q)
     assert r.path == "claude" and r.mode == "claude"
-    assert len(r.warnings) == 1 and "query expansion failed (overloaded)" in r.warnings[0]
+    assert len(r.warnings) == 2 and "query expansion failed (overloaded)" in r.warnings[0]
+    assert "removed citations naming no evidence ([99])" in r.warnings[1]  # the reply's [99]
     assert warned(caplog, "query expansion failed (overloaded)")
     assert r.usage["calls"] == 1 and r.usage["failures"] == 1
     step = next(s for s in r.trace if s["stage"] == "multi_query")
@@ -512,7 +521,9 @@ def test_both_calls_failing_still_answers(
 
 
 def test_structural_question_with_claude(agent: KnowledgeGraphAgent, fake: FakeAnthropic) -> None:
-    fake.enqueue(text("Ada Lovelace wrote the notes on the Analytical Engine [1]."))
+    fake.enqueue(
+        text("Short answer: the notes\nAda Lovelace wrote the notes on the Analytical Engine [1].")
+    )
     r = agent.query("How is Ada Lovelace connected to IBM?")
     assert r.mode == "graph"
     assert r.path == "claude"  # Claude wrote the prose after the graph's lines

@@ -162,14 +162,17 @@ def test_ask_missing_database_is_one_error_line(tmp_path: Path) -> None:
 def test_ask_with_api_key_uses_claude_and_reports_failures(
     db: str, shared_model: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with fake_anthropic_server(responder=lambda body: "ENIAC had 17,468 tubes [1].") as fake:
+    with fake_anthropic_server(
+        responder=lambda body: "Short answer: 17,468\nENIAC had 17,468 tubes [1]."
+    ) as fake:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
         ok = invoke("ask", ENIAC_Q, "--db", db, "--api-key", DEFAULT_KEY)
         fake.enqueue(overloaded())
         degraded = invoke("ask", ENIAC_Q, "--db", db, "--api-key", DEFAULT_KEY)
         requests = fake.message_requests
     assert ok.exit_code == 0, ok.output
-    assert ok.stdout.startswith("ENIAC had 17,468 tubes [1].\n\nSources:\n  [1] ")
+    assert ok.stdout.startswith("Short answer: 17,468")
+    assert "\n\nENIAC had 17,468 tubes [1].\n\nSources:\n  [1] " in ok.stdout
     assert "(claude: claude," in ok.stderr
     assert degraded.exit_code == 0, degraded.output
     assert EXTRACTIVE_LABEL in degraded.stdout.split("\nSources:")[0]
@@ -183,13 +186,15 @@ def test_llm_base_url_points_claude_steps_at_a_local_endpoint(
     """A local model behind an Anthropic-compatible Messages endpoint: the option alone
     (no ANTHROPIC_BASE_URL in the environment) routes synthesis there."""
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
-    with fake_anthropic_server(responder=lambda body: "ENIAC had 17,468 tubes [1].") as fake:
+    with fake_anthropic_server(
+        responder=lambda body: "Short answer: 17,468\nENIAC had 17,468 tubes [1]."
+    ) as fake:
         result = invoke(
             "ask", ENIAC_Q, "--db", db, "--api-key", DEFAULT_KEY, "--llm-base-url", fake.base_url
         )
         requests = fake.message_requests
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("ENIAC had 17,468 tubes [1].")
+    assert "\n\nENIAC had 17,468 tubes [1].\n\nSources:" in result.stdout
     assert len(requests) == 1 and requests[0].credential == DEFAULT_KEY
 
 

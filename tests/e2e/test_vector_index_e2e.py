@@ -47,7 +47,7 @@ def test_the_index_holds_its_recall_floor_on_real_questions(
     same = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(own, truth, strict=True)])
     assert same >= 0.99
     parts = [(pa.array(ids[a : a + 500]), matrix[a : a + 500]) for a in range(0, len(ids), 500)]
-    name = vi.build_vector_index(tmp_path, parts, matrix.shape[1], exact_max=0)
+    name = vi.build_vector_index(tmp_path, lambda: parts, matrix.shape[1], exact_max=0)
     ivf = vi.VectorIndex(tmp_path / vi.FOLDER, name)
     assert ivf.describe()["exact_segments"] == 0 and len(ivf) == len(ids)
     found = [

@@ -44,7 +44,7 @@ QUERIES = _clustered(40, 1)
 
 
 def test_an_exact_segment_ranks_as_exact_search(tmp_path: Path) -> None:
-    name = vi.build_vector_index(tmp_path, _parts(IDS, VECS), DIM)
+    name = vi.build_vector_index(tmp_path, lambda: _parts(IDS, VECS), DIM)
     index = vi.VectorIndex(tmp_path / vi.FOLDER, name)
     assert len(index) == 3000 and index.describe()["exact_segments"] == 1
     for q in QUERIES:
@@ -59,7 +59,7 @@ def test_an_ivf_pq_segment_holds_its_recall_floor(tmp_path: Path) -> None:
     """The same index as large graphs get (IVF-PQ, SQ8 rescoring), forced at 20k."""
     vecs = _clustered(20_000, 2, dim=96)
     ids = [f"S {i}" for i in range(len(vecs))]
-    name = vi.build_vector_index(tmp_path, _parts(ids, vecs, 5000), 96, exact_max=0)
+    name = vi.build_vector_index(tmp_path, lambda: _parts(ids, vecs, 5000), 96, exact_max=0)
     index = vi.VectorIndex(tmp_path / vi.FOLDER, name)
     assert index.describe()["exact_segments"] == 0 and len(index) == 20_000
     queries = _clustered(60, 3, dim=96)
@@ -72,7 +72,7 @@ def test_an_ivf_pq_segment_holds_its_recall_floor(tmp_path: Path) -> None:
 
 
 def _fresh(tmp: Path, ids: list[str], vecs: np.ndarray) -> vi.VectorIndex:
-    name = vi.build_vector_index(tmp, _parts(ids, vecs), DIM)
+    name = vi.build_vector_index(tmp, lambda: _parts(ids, vecs), DIM)
     return vi.VectorIndex(tmp / vi.FOLDER, name)
 
 
@@ -82,7 +82,7 @@ def test_changes_answer_as_an_index_built_afresh(tmp_path: Path) -> None:
     rewritten = IDS[50:60]  # deleted and added again with another vector
     new_ids = [f"New {i}::0000" for i in range(200)] + rewritten
     new_vecs = _clustered(len(new_ids), 4)
-    name = vi.write_vector_changes(index, _parts(new_ids, new_vecs), gone + rewritten)
+    name = vi.write_vector_changes(index, lambda: _parts(new_ids, new_vecs), gone + rewritten)
     changed = vi.VectorIndex(index.root, name)
     keep = [i for i, sid in enumerate(IDS) if sid not in set(gone + rewritten)]
     all_ids = [IDS[i] for i in keep] + new_ids
@@ -108,7 +108,9 @@ def test_small_segments_merge_and_the_rebuild_mark_is_kept(tmp_path: Path) -> No
     for step in range(vi.MAX_SEGMENTS + 2):
         ids = [f"Step {step} {i}::0000" for i in range(20)]
         v = _clustered(20, 10 + step)
-        name = vi.write_vector_changes(index, _parts(ids, v), added[:5] if step == 3 else [])
+        name = vi.write_vector_changes(
+            index, lambda ids=ids, v=v: _parts(ids, v), added[:5] if step == 3 else []
+        )
         index = vi.VectorIndex(index.root, name)
         added += ids
         vecs.append(v)
@@ -118,7 +120,7 @@ def test_small_segments_merge_and_the_rebuild_mark_is_kept(tmp_path: Path) -> No
     for sid, v in list(zip(added, every, strict=True))[5::17]:
         assert index.search(v, 1)[0][0] == sid
     assert not index.rebuild_due()
-    name = vi.write_vector_changes(index, [], IDS[:800])
+    name = vi.write_vector_changes(index, list, IDS[:1600])  # most of an exact index
     assert vi.VectorIndex(index.root, name).rebuild_due()
 
 
@@ -136,8 +138,8 @@ def test_check_names_a_damaged_file(tmp_path: Path) -> None:
 
 def test_garbage_collection_keeps_what_the_live_manifest_names(tmp_path: Path) -> None:
     first = _fresh(tmp_path, IDS, VECS)
-    name = vi.write_vector_changes(first, _parts(["x"], VECS[:1]), IDS[:3])
-    second = vi.build_vector_index(tmp_path, _parts(IDS, VECS), DIM)  # another build
+    name = vi.write_vector_changes(first, lambda: _parts(["x"], VECS[:1]), IDS[:3])
+    second = vi.build_vector_index(tmp_path, lambda: _parts(IDS, VECS), DIM)  # another build
     (tmp_path / vi.FOLDER / "seg-left-by-a-kill").mkdir()
     vi.collect_vector_garbage(tmp_path, [name])
     left = {p.name for p in (tmp_path / vi.FOLDER).iterdir()}

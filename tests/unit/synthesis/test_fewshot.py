@@ -26,6 +26,7 @@ def good(question: str = "Who wrote it?", **overrides: Any) -> dict[str, Any]:
     obj: dict[str, Any] = {
         "question": question,
         "evidence": [{"n": 1, "title": "Book", "heading": "", "text": "It was written by A."}],
+        "short": "A",
         "answer": "A wrote it [1].",
         "reasoning": "Single fact.",
     }
@@ -77,7 +78,8 @@ def test_invalid_json_is_reported_with_its_line(tmp_path: Path) -> None:
     ("obj", "expected"),
     [
         ([1, 2], "an example must be a JSON object, got list"),
-        ({"question": "Q?"}, "example is missing evidence, answer, reasoning"),
+        ({"question": "Q?"}, "example is missing evidence, short, answer, reasoning"),
+        (good(short=""), "short must be a non-empty string"),
         (good(extra=1), "example has unknown key(s) extra"),
         (good(answer="  "), "answer must be a non-empty string"),
         (good(evidence=[]), "evidence must be a non-empty list"),
@@ -143,13 +145,17 @@ def test_embedding_selection_with_the_real_model() -> None:
 
 
 def test_format_examples_shows_numbered_evidence_and_the_cited_answer() -> None:
+    """In the live format: the evidence fenced and grouped as the prompt's is, then the
+    reply as the model is asked to write it (short-answer line, cited answer)."""
     ex = FewShotManager().examples[0]
     text = format_examples([ex])
-    assert text.startswith(f"Example 1\nQuestion: {ex.question}\nEvidence:\n[1] ")
+    assert text.startswith(f"Example 1\nQuestion: {ex.question}\n<evidence>\n## ")
     for ev in ex.evidence:
-        head = f"{ev.title} > {ev.heading}" if ev.heading else ev.title
-        assert f"[{ev.n}] {head}: {ev.text}" in text
-    assert text.endswith(f"Reasoning: {ex.reasoning}\nAnswer: {ex.answer}")
+        assert f"[{ev.n}] ({ev.heading or 'introduction'}) {ev.text}" in text
+    assert text.endswith(
+        f"</evidence>\nAnswer (with [n] citations):\nShort answer: {ex.short}\n{ex.answer}"
+    )
+    assert ex.reasoning not in text
     two = format_examples(FewShotManager().examples[:2])
     assert "\n\nExample 2\n" in two
     assert format_examples([]) == ""
