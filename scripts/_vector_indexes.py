@@ -298,8 +298,9 @@ class BinarySq8:
 
 class KgAgentIndex:
     """kg-agent's own vector index (``kg_agent/store/vector_index.py``) as a graph uses
-    it: exact up to ``EXACT_MAX`` vectors, else IVF-PQ probing a sixteenth of its lists
-    and rescoring 1,000 candidates from SQ8; writes add a segment and deletion files."""
+    it: exact up to ``EXACT_MAX`` vectors, else IVF-PQ (96-byte codes) probing an eighth
+    of its lists (64 to 512) and rescoring 1,000 candidates from SQ8; writes add a
+    segment and deletion files."""
 
     name = "kg-agent"
 
@@ -347,8 +348,32 @@ class KgAgentIndex:
         self.index = VectorIndex(self.index.root, manifest)
 
 
+class KgAgentIndexPq48(KgAgentIndex):
+    """kg-agent's index with 48-byte PQ codes (its default before 96): what the coarser
+    codes save in latency and disk, and lose in recall (a measurement: the package's
+    constant is set in the build's process only)."""
+
+    name = "kg-agent-pq48"
+
+    def build(self, base: np.ndarray, folder: Path) -> None:
+        import kg_agent.store.vector_index as vi
+
+        vi.PQ_BYTES = 48
+        super().build(base, folder)
+
+
 INDEXES: dict[str, type] = {
-    c.name: c for c in (Flat, KuzuHnsw, UsearchI8, IvfPqSq8, IvfPqSq8Wide, BinarySq8, KgAgentIndex)
+    c.name: c
+    for c in (
+        Flat,
+        KuzuHnsw,
+        UsearchI8,
+        IvfPqSq8,
+        IvfPqSq8Wide,
+        BinarySq8,
+        KgAgentIndex,
+        KgAgentIndexPq48,
+    )
 }
 
 

@@ -440,7 +440,8 @@ def main() -> None:
     r.add_argument("--work", type=Path, required=True)
     r.add_argument("--sizes", default="200000,1000000")
     r.add_argument(
-        "--indexes", default="flat,kuzu-hnsw,usearch-i8,ivfpq-sq8,ivfpq-sq8-r1000,binary-sq8"
+        "--indexes",
+        default="flat,kuzu-hnsw,usearch-i8,ivfpq-sq8,ivfpq-sq8-r1000,binary-sq8,kg-agent",
     )
     r.add_argument("--kuzu-max", type=int, default=250_000)
     r.add_argument("--usearch-max", type=int, default=2_000_000)

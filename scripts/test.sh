@@ -13,5 +13,16 @@ export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 # KG_TEST_WORKERS=0 runs in one process). Tests that share a heavy session graph run on
 # one worker (tests/conftest.py groups them).
 workers=${KG_TEST_WORKERS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}
-exec .venv/bin/python -m pytest -q --durations=15 -n "$workers" \
-  --dist loadgroup "$@"
+run() { .venv/bin/python -m pytest -q --durations=15 -n "$workers" --dist loadgroup "$@"; }
+if [ "$#" -gt 0 ]; then run "$@"; exit; fi
+run
+# The store on Kùzu's maintained fork too (KG_AGENT_ENGINE, kg_agent/store/engine.py): its
+# unit tests and the update, delete and compaction flows. Its native module and Kùzu's
+# cannot share a process, so this is a second run.
+if .venv/bin/python -c "import real_ladybug" 2>/dev/null; then
+  echo "== the store on real_ladybug"
+  KG_AGENT_ENGINE=real_ladybug run tests/unit/store tests/e2e/test_update.py -k \
+    "store or equals_a_fresh_load or vector_index_finds or segments or over_half or compact_reclaims or check_finds or answers_from_the_new_text"
+else
+  echo "real_ladybug is not installed: the store's run on it is skipped"
+fi

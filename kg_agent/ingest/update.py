@@ -33,10 +33,10 @@ An update is a load that writes a difference:
    redirects, orphaned stubs and categories. A rewritten article keeps the rows that
    did not change (:mod:`.replace`: sections with their mentions, links, category edges;
    each deleted edge makes Kùzu's commit rewrite storage), and a section whose id and
-   text did not change keeps its row in the vector table: only vectors of changed text
-   go through Kùzu's HNSW index again (milliseconds each);
+   text did not change keeps its row in the vector table and the vector index: only
+   vectors of changed text are written again (a segment of the index, at the commit);
 6. **index**: the text index changed in place, PageRank, article and link tables and
-   the linker rebuilt (the vector index is kept up to date by Kùzu as rows change);
+   the linker rebuilt (the vector index changed with the commit: ``store/vectors.py``);
    after edits alone, which change no title and no redirect, the saved linker is
    carried over (:func:`~kg_agent.entities.linker.carry_over`), not rebuilt.
 

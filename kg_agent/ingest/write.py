@@ -368,10 +368,9 @@ class _Copier:
     def _vectors_in_graph(self) -> set[str]:
         """Ids of the staged vectors the graph already holds, same id and same text
         (an update's unchanged sections of rewritten articles). Left in place, they are
-        not deleted and copied again: each insert into Kùzu's HNSW index costs
-        milliseconds (measured: ~4 ms a real vector, ~25 ms a random one), so a
-        rewritten article otherwise pays for every section it has, not for those that
-        changed. Held in memory: as many as the sections the update rewrites."""
+        not deleted and copied again, nor written to the vector index again, so a
+        rewritten article pays for the sections that changed, not for every one. Held in
+        memory: as many as the sections the update rewrites."""
         spec = self.job.edits or {}
         graph = Path(spec["graph_vectors"]) if spec.get("graph_vectors") else None
         if self.job.fresh or self.job.embeddings != "now" or graph is None or not graph.exists():

@@ -565,8 +565,8 @@ class GraphStore(GraphReads, VectorWrites):
 
         The Article node itself stays, so links *into* it from other loads survive.
         ``keep_vectors``: section ids whose vector stays (the re-load writes the same
-        text under the same id): every vector inserted into Kùzu's HNSW index costs
-        milliseconds, so an update re-inserts only the vectors of text that changed.
+        text under the same id): an update writes again only the vectors of text that
+        changed.
         """
         if not titles:
             return

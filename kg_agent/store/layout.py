@@ -158,8 +158,8 @@ def default_buffer_pool_mb(read_only: bool, *, need_mb: int = 0) -> int:
     a long job's memory grows to, not only a cap. A reader gets 25% of memory (several
     may share the machine, and queries touch few pages). A writer gets
     :data:`WRITER_POOL_MB`, or ``need_mb`` when its work must hold more at once (a
-    transaction that adds to a graph keeps its pages until it commits; Kùzu's HNSW
-    build holds the vectors), and never more than 60% of memory.
+    transaction that adds to a graph keeps its pages until it commits), and never more
+    than 60% of memory.
     """
     env = os.environ.get("KG_AGENT_BUFFER_POOL_MB", "").strip()
     if env.isdigit() and int(env) > 0:

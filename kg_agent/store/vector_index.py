@@ -5,10 +5,11 @@ real questions, docs/BENCHMARKS.md): at 200k sections its recall@10 against exac
 search is 0.86, its build runs at ~1,500 vectors/s on 2 cores (~6 h for English's
 32.7M sections), it keeps the float32 vectors in the database (~61 GiB for English),
 it cannot index int8 columns, and inserts into a built index strand parts of it.
-faiss's IVF-PQ, whose candidates are rescored from int8 (SQ8) vectors, reached
-recall@10 0.96 at 200k and 0.95 at 1M in 432 bytes a vector, builds English in a
-projected 0.9 h, and takes new vectors without a rebuild. A graph of up to
-:data:`EXACT_MAX` vectors is searched exactly (float32): no training, perfect recall.
+faiss's IVF-PQ with 96-byte codes, whose 1,000 best candidates are rescored from int8
+(SQ8) vectors, reached recall@10 0.97 at 1M and 0.96 at 5M in 480 bytes a vector,
+builds English in a projected 0.8 h on 2 cores, and takes new vectors without a
+rebuild. A graph of up to :data:`EXACT_MAX` vectors is searched exactly (float32): no
+training, perfect recall.
 
 **Layout.** ``PATH.indexes/vectors/`` holds immutable *segments* (``seg-*/``: the
 section ids as an Arrow file, and either the float32 vectors of an exact segment or
@@ -66,7 +67,10 @@ EXACT_MAX = 50_000
 #: many sections at almost the same similarity, which 48-byte PQ codes order too
 #: coarsely for 200 candidates to hold the exact top 10 (docs/BENCHMARKS.md).
 RESCORE = 1000
-PQ_BYTES = 48
+#: Bytes of a vector's PQ code (4 dimensions a byte at 384): at 5M real-distribution
+#: vectors, 96 bytes gave recall@10 0.962 in 20.8 ms p50 where 48 gave 0.901 in 13.4 ms;
+#: English projects to 15.2 GiB with the SQ8 codes (docs/BENCHMARKS.md).
+PQ_BYTES = 96
 #: Small segments (updates') kept apart before they are merged into one.
 MAX_SEGMENTS = 8
 #: Share of an IVF-PQ index, in vectors updates added or deleted, past which a rebuild is
@@ -111,10 +115,12 @@ def ivf_lists(n: int) -> int:
 
 
 def ivf_probes(nlist: int) -> int:
-    """Lists a search probes: an eighth (the sweep of docs/BENCHMARKS.md, 1,000
-    candidates rescored: 256 of 2,048 lists at 200k gave recall@10 0.96, 512 of 4,096 at
-    1M 0.947, for 3-7 ms; a sixteenth lost 0.01-0.02 of recall for 1-2 ms)."""
-    return max(16, nlist // 8)
+    """Lists a search probes: an eighth, at least 64 and at most 512 (docs/BENCHMARKS.md,
+    1,000 candidates rescored). Small segments need a larger share: on the 2Wiki pool's
+    6,784 real vectors (173 lists) recall@5 against exact search was 0.92 at 21 probes,
+    0.99 at 64. Large ones gain nothing past 512: at 5M, 1,024 probes gave recall@10 0.903
+    in 20.5 ms, 512 gave 0.902 in 11.7 ms; at 1M, 512 gave 0.948 and 256 0.938."""
+    return int(min(nlist, max(64, min(512, nlist // 8))))
 
 
 # ---------------------------------------------------------------------- a segment
@@ -229,78 +235,77 @@ class Segment:
 
 # ---------------------------------------------------------------------- writing a segment
 #: What a segment is written from: a callable that yields its (ids, vectors) parts, the
-#: same parts each time it is called. A large segment reads them twice (a sample to
-#: train on, then its codes), so nothing but the sample is held in memory.
+#: same parts each time it is called (a large segment reads them three times).
 Parts = Callable[[], Iterable[tuple[pa.Array, np.ndarray]]]
-#: Vectors sampled to train a large segment on: 40 a list for the largest IVF (English:
-#: 16,384 lists), ~1 GiB at 384 dimensions; what k-means and the PQ codebooks need.
-TRAIN_MAX = 40 * 16_384
 _ID_SCHEMA = pa.schema([("id", pa.string())])
 
 
 def _write_segment(root: Path, parts: Parts, dim: int, exact_max: int | None = None) -> Segment:
     """A segment of ``parts``: exact up to :data:`EXACT_MAX` vectors, else IVF-PQ.
 
-    Memory stays flat: the ids stream to their file, an exact segment's vectors are held
-    (at most :data:`EXACT_MAX`), and a large segment keeps only a uniform sample of
-    :data:`TRAIN_MAX` vectors (bottom-k of random keys) before a second read encodes
-    every vector."""
+    Memory stays flat: the ids stream to their file and an exact segment's vectors are
+    held (at most :data:`EXACT_MAX`). A large segment reads ``parts`` three times: to
+    count them, to gather a uniform sample to train on (40 vectors a list), and to
+    encode every vector; only the sample is held."""
     limit = default_exact_max() if exact_max is None else exact_max
     folder = root / f"seg-{_stamp()}"
     folder.mkdir(parents=True)
-    rng = np.random.default_rng(0)
     blocks: list[np.ndarray] = []
-    sample_keys = np.zeros(0, np.float64)
-    sample = np.zeros((0, dim), np.float32)
     n = 0
     with (
         pa.OSFile(str(folder / "ids.arrow"), "wb") as sink,
         pa.ipc.new_file(sink, _ID_SCHEMA) as writer,
     ):
         for chunk_ids, vecs in parts():
-            unit = _unit(np.asarray(vecs, np.float32).reshape(-1, dim))
             writer.write_batch(pa.record_batch([pa.array(chunk_ids, pa.string())], _ID_SCHEMA))
-            n += len(unit)
+            rows = np.asarray(vecs, np.float32).reshape(-1, dim)
+            n += len(rows)
             if n <= limit:
-                blocks.append(unit)
+                blocks.append(_unit(rows))
             elif blocks:
                 blocks = []
-            keys = rng.random(len(unit))
-            if len(sample_keys) >= TRAIN_MAX:
-                keep = keys < sample_keys.max()
-                keys, unit = keys[keep], unit[keep]
-            if len(keys):
-                sample_keys = np.concatenate([sample_keys, keys])
-                sample = np.concatenate([sample, unit])
-                if len(sample_keys) > TRAIN_MAX:
-                    best = np.argpartition(sample_keys, TRAIN_MAX - 1)[:TRAIN_MAX]
-                    sample_keys, sample = sample_keys[best], sample[best]
     if n <= limit:
         vectors = np.concatenate(blocks) if blocks else np.zeros((0, dim), np.float32)
         np.save(folder / "vectors.npy", vectors)
     else:
-        order = np.argsort(sample_keys)  # the first k of a bottom-k sample: uniform too
-        _write_ivf(folder, parts, n, dim, sample[order])
+        _write_ivf(folder, parts, n, dim)
     for p in folder.iterdir():
         fsync_path(p)
     fsync_path(folder)
     return Segment(folder, n)
 
 
-def _write_ivf(folder: Path, parts: Parts, n: int, dim: int, sample: np.ndarray) -> None:
-    """IVF-PQ over the ``n`` vectors of ``parts``, trained on ``sample`` (uniform unit
-    rows), and their SQ8 codes for rescoring."""
+def _sample(parts: Parts, n: int, dim: int, size: int) -> np.ndarray:
+    """``size`` of the ``n`` vectors of ``parts``, chosen uniformly (unit rows)."""
+    pick = np.sort(np.random.default_rng(0).choice(n, size, replace=False))
+    out = np.empty((size, dim), np.float32)
+    start = got = 0
+    for _ids, vecs in parts():
+        rows = np.asarray(vecs, np.float32).reshape(-1, dim)
+        a, b = np.searchsorted(pick, [start, start + len(rows)])
+        if b > a:
+            out[got : got + b - a] = _unit(rows[pick[a:b] - start])
+            got += int(b - a)
+        start += len(rows)
+    if got != size or start != n:
+        raise VectorIndexError("the vectors changed between the reads of a build")
+    return out
+
+
+def _write_ivf(folder: Path, parts: Parts, n: int, dim: int) -> None:
+    """IVF-PQ over the ``n`` vectors of ``parts``, trained on a uniform sample of them,
+    and their SQ8 codes for rescoring."""
     import faiss
 
     nlist = ivf_lists(n)
     m = PQ_BYTES if dim % PQ_BYTES == 0 else max(d for d in range(1, 65) if dim % d == 0)
-    train = sample[: min(len(sample), max(40 * nlist, 256))]
+    train = _sample(parts, n, dim, min(n, max(40 * nlist, 256)))
     bits = max(1, min(8, int(np.log2(max(len(train), 2)))))  # k-means: a point a centroid
     metric = faiss.METRIC_INNER_PRODUCT
     index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, m, bits, metric)
     index.cp.niter = 10
     index.train(np.ascontiguousarray(train, np.float32))
-    lo, hi = sample.min(0), sample.max(0)
+    lo, hi = train.min(0), train.max(0)
     step = np.maximum(hi - lo, 1e-6) / 255.0
     codes = np.lib.format.open_memmap(folder / "sq8.npy", mode="w+", dtype=np.uint8, shape=(n, dim))
     a = 0
@@ -308,7 +313,7 @@ def _write_ivf(folder: Path, parts: Parts, n: int, dim: int, sample: np.ndarray)
         block = _unit(np.asarray(vecs, np.float32).reshape(-1, dim))
         b = a + len(block)
         if b > n:
-            raise VectorIndexError("the vectors changed between the two reads of a build")
+            raise VectorIndexError("the vectors changed between the reads of a build")
         index.add_with_ids(block, np.arange(a, b, dtype=np.int64))
         codes[a:b] = np.clip(np.rint((block - lo) / step), 0, 255).astype(np.uint8)
         a = b
