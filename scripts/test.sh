@@ -22,7 +22,7 @@ run
 if .venv/bin/python -c "import real_ladybug" 2>/dev/null; then
   echo "== the store on real_ladybug"
   KG_AGENT_ENGINE=real_ladybug run tests/unit/store tests/e2e/test_update.py -k \
-    "store or equals_a_fresh_load or vector_index_finds or segments or over_half or compact_reclaims or check_finds or answers_from_the_new_text"
+    "not test_vector_index and (store or equals_a_fresh_load or vector_index_finds or segments or over_half or check_finds or answers_from_the_new_text)"
 else
   echo "real_ladybug is not installed: the store's run on it is skipped"
 fi
