@@ -131,7 +131,9 @@ class Segment:
     folder: Path
     rows: int
     deleted: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    _ids: pa.Array | None = None
+    #: the deletion file ``deleted`` was read from (kept by a change that adds none)
+    deleted_file: str | None = None
+    _ids: pa.ChunkedArray | None = None
     _exact: np.ndarray | None = None
     _ivf: Any = None
     _sq8: np.ndarray | None = None
@@ -143,11 +145,11 @@ class Segment:
         return (self.folder / "vectors.npy").exists()
 
     @property
-    def ids(self) -> pa.Array:
+    def ids(self) -> pa.ChunkedArray:
+        """The ids, memory-mapped as written (one chunk a part: never copied whole)."""
         if self._ids is None:
-            with pa.memory_map(str(self.folder / "ids.arrow")) as source:
-                table = pa.ipc.open_file(source).read_all()
-            self._ids = table.column("id").combine_chunks()
+            source = pa.memory_map(str(self.folder / "ids.arrow"))
+            self._ids = pa.ipc.open_file(source).read_all().column("id")
         return self._ids
 
     def open(self) -> None:
@@ -196,18 +198,19 @@ class Segment:
         an IVF segment's decoded from SQ8 (what a merge re-indexes)."""
         dead = np.zeros(self.rows, bool)
         dead[self.deleted] = True
+        exact = self.is_exact
+        stored = np.load(self.folder / ("vectors.npy" if exact else "sq8.npy"), mmap_mode="r")
+        if not exact:
+            sq = json.loads((self.folder / "sq8.json").read_text())
+            lo, step = np.asarray(sq["lo"], np.float32), np.asarray(sq["step"], np.float32)
         for a in range(0, self.rows, _CHUNK):
             b = min(self.rows, a + _CHUNK)
             live = ~dead[a:b]
-            if self.is_exact:
-                block = np.load(self.folder / "vectors.npy", mmap_mode="r")[a:b]
-            else:
-                sq = json.loads((self.folder / "sq8.json").read_text())
-                codes = np.load(self.folder / "sq8.npy", mmap_mode="r")[a:b]
-                block = codes.astype(np.float32) * np.asarray(sq["step"], np.float32) + np.asarray(
-                    sq["lo"], np.float32
-                )
-            yield self.ids.slice(a, b - a).filter(pa.array(live)), np.asarray(block)[live]
+            block = np.asarray(stored[a:b], np.float32)
+            if not exact:
+                block = block * step + lo
+            ids = self.ids.slice(a, b - a).filter(pa.array(live)).combine_chunks()
+            yield ids, block[live]
 
     def check(self) -> None:
         """Raise :class:`VectorIndexError` unless the files hold :attr:`rows` rows."""
@@ -346,7 +349,9 @@ class VectorIndex:
                     deleted = np.load(self.root / s["deleted"])
                 except (OSError, ValueError) as exc:
                     raise VectorIndexError(f"{s['deleted']}: {exc}") from None
-            self.segments.append(Segment(self.root / s["name"], int(s["rows"]), deleted))
+            self.segments.append(
+                Segment(self.root / s["name"], int(s["rows"]), deleted, s.get("deleted") or None)
+            )
 
     @staticmethod
     def open(index_root: Path, manifest: str | None) -> VectorIndex | None:
@@ -393,11 +398,14 @@ class VectorIndex:
         for i, seg in enumerate(self.segments):
             rows, sims = seg.search(q, k)
             found.extend((float(s), i, int(r)) for r, s in zip(rows, sims, strict=True))
-        found.sort(key=lambda t: -t[0])
-        out: list[tuple[str, float]] = []
-        for sim, i, row in found[:k]:
-            out.append((str(self.segments[i].ids[row].as_py()), sim))
-        return out
+        found = sorted(found, key=lambda t: -t[0])[:k]
+        ids: dict[tuple[int, int], str] = {}
+        for i, seg in enumerate(self.segments):
+            picked = [row for _, j, row in found if j == i]
+            if picked:
+                names = seg.ids.take(pa.array(picked, pa.int64())).to_pylist()
+                ids.update(((i, r), str(n)) for r, n in zip(picked, names, strict=True))
+        return [(ids[(i, row)], sim) for sim, i, row in found]
 
     def check(self) -> int:
         """Check every file the manifest names; the live vectors it holds."""
@@ -415,7 +423,7 @@ class VectorIndex:
                 dead = np.zeros(seg.rows, bool)
                 dead[seg.deleted] = True
                 ids = ids.filter(pa.array(~dead))
-            yield ids
+            yield ids.combine_chunks()
 
 
 def _write_manifest(root: Path, dim: int, segments: Sequence[tuple[Segment, str | None]]) -> str:
@@ -493,23 +501,14 @@ def write_vector_changes(
     for seg, dead in states:
         name = None
         if dead.size:
-            if np.array_equal(dead, seg.deleted) and any(seg is x for x in index.segments):
-                name = _deletion_file_of(index, seg)
+            if np.array_equal(dead, seg.deleted):
+                name = seg.deleted_file
             if name is None:
                 name = f"del-{_stamp()}-{seg.folder.name}.npy"
                 np.save(root / name, dead)
                 fsync_path(root / name)
         listed.append((seg, name))
     return _write_manifest(root, index.dimension, listed)
-
-
-def _deletion_file_of(index: VectorIndex, seg: Segment) -> str | None:
-    spec = json.loads((index.root / index.manifest).read_text())
-    for s in spec["segments"]:
-        if s["name"] == seg.folder.name:
-            found = s.get("deleted")
-            return str(found) if found else None
-    return None
 
 
 def collect_vector_garbage(index_root: Path, live: Iterable[str]) -> None:
