@@ -20,7 +20,8 @@ from kg_agent.exceptions import InvalidArgumentError
 from kg_agent.language.complexity import Complexity
 from kg_agent.language.question import MAX_QUESTION_LENGTH, check_question
 from kg_agent.language.tokens import STOP_WORDS
-from kg_agent.llm.client import LLMClient, client_from_settings
+from kg_agent.llm.client import LLMClient
+from kg_agent.llm.settings import client_for
 from kg_agent.multistep.config import MultiStepConfig, load_config
 from kg_agent.pipeline import GraphComponents, QueryPipeline
 from kg_agent.result import QueryEventHandler, QueryResult
@@ -87,6 +88,9 @@ class KnowledgeGraphAgent:
         multistep_config: MultiStepConfig | str | os.PathLike[str] | None = None,
         llm_base_url: str | None = None,
         answer_words: int = 40,
+        llm_api: str = "anthropic",
+        fast_model: str | None = None,
+        llm_cache: str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(db_path, str | os.PathLike) or not str(db_path).strip():
             raise InvalidArgumentError("db_path must be a non-empty path")
@@ -113,6 +117,9 @@ class KnowledgeGraphAgent:
                 llm_base_url=llm_base_url,
                 offline=offline,
                 answer_words=answer_words,
+                llm_api=llm_api,
+                fast_model=fast_model,
+                llm_cache=None if llm_cache is None else str(llm_cache),
             )
         elif not isinstance(config, AgentConfig):
             raise InvalidArgumentError("config must be an AgentConfig")
@@ -126,9 +133,7 @@ class KnowledgeGraphAgent:
             # offline=True never calls a model, even with a key in the environment
             # (evaluation runs and reproducible benchmarks)
             self.llm: LLMClient | None = (
-                None
-                if config.offline
-                else llm_client or client_from_settings(anthropic_api_key, config.llm_base_url)
+                None if config.offline else llm_client or client_for(config, anthropic_api_key)
             )
             self.components = GraphComponents(self.store, self.embedder, llm=self.llm)
             self.pipeline: QueryPipeline = self.components.pipeline(config)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg_agent.exceptions import InvalidArgumentError
+from kg_agent.llm.client import FAST_MODEL, check_api
 from kg_agent.multistep.config import MultiStepConfig
 from kg_agent.retrieval.rerank import RerankWeights
 from kg_agent.synthesis.claude import DEFAULT_SYNTHESIS_MODEL
@@ -42,8 +43,13 @@ class AgentConfig:
     ``multistep_config`` holds its settings (default the packaged YAML).
     Stages: the multi-step ones (relevance loop, tier order, fill) when that retriever
     runs, then ``quality_filter``, ``reranker`` (``rerank_weights``), the tier order,
-    and the best ``top_k`` go to synthesis. Synthesis: Claude ``synthesis_model`` when a key is
-    configured and ``offline`` is off, at ``llm_base_url`` when given; ``multidoc``
+    and the best ``top_k`` go to synthesis. Synthesis: the ``synthesis_model`` when a model
+    server is configured and ``offline`` is off. The server speaks ``llm_api``
+    (``"anthropic"``: the Messages API; ``"openai"``: chat completions, as Ollama, vLLM,
+    llama.cpp and LM Studio do) at ``llm_base_url`` when given; ``fast_model`` does the
+    small steps (plans, rewrites, relevance, bridge names; default Claude Haiku on
+    Anthropic's API, the synthesis model on OpenAI's); ``llm_cache`` names a file that
+    answers repeated prompts (:mod:`kg_agent.llm.cache`). ``multidoc``
     groups evidence by article and ``fewshot`` adds examples (``few_shot_path``).
     ``structural``: Cypher-pack answers for structural questions (``cypher_pack_path``).
     ``answer_words``: the offline answer's budget of quoted words (its first sentence is
@@ -67,8 +73,11 @@ class AgentConfig:
     structural: bool = True
     cypher_pack_path: str | None = None
     synthesis_model: str = DEFAULT_SYNTHESIS_MODEL
+    fast_model: str | None = None
+    llm_api: str = "anthropic"
     llm_timeout: float = 30.0
     llm_base_url: str | None = None
+    llm_cache: str | None = None
     offline: bool = False
     answer_words: int = 40
 
@@ -111,6 +120,27 @@ class AgentConfig:
             )
         if not self.synthesis_model or not isinstance(self.synthesis_model, str):
             raise InvalidArgumentError("synthesis_model must be a model name")
+        if self.fast_model is not None and (
+            not isinstance(self.fast_model, str) or not self.fast_model.strip()
+        ):
+            raise InvalidArgumentError("fast_model must be a model name or None")
+        check_api(self.llm_api)
+        if self.llm_cache is not None and not str(self.llm_cache).strip():
+            raise InvalidArgumentError("llm_cache must be a file path or None")
+
+    @property
+    def fast_model_name(self) -> str:
+        """The model of the small steps: ``fast_model``, else Claude Haiku on Anthropic's
+        API, else the synthesis model (a local server serves the one it was given)."""
+        if self.fast_model:
+            return self.fast_model
+        return FAST_MODEL if self.llm_api == "anthropic" else self.synthesis_model
+
+    @property
+    def names_a_model(self) -> bool:
+        """Whether a synthesis model other than the Claude default was named (what
+        ``llm_api="openai"`` needs: there is no default model on a user's server)."""
+        return self.synthesis_model != DEFAULT_SYNTHESIS_MODEL
 
     def replace(self, **changes: Any) -> AgentConfig:
         """A copy with ``changes`` (validated again)."""

@@ -34,7 +34,7 @@ from kg_agent.config import AgentConfig
 from kg_agent.embedding import Embedder
 from kg_agent.entities import EntityResolver, QuestionEntityLinker
 from kg_agent.language.question import Question, check_question
-from kg_agent.llm.client import LLMClient, UsageMeter
+from kg_agent.llm.client import FAST_MODEL, LLMClient, UsageMeter
 from kg_agent.multistep.config import MultiStepConfig, load_config
 from kg_agent.multistep.retriever import MultiStepRetriever
 from kg_agent.multistep.stages import Fill, RelevanceLoop
@@ -150,12 +150,13 @@ class GraphComponents:
         config: MultiStepConfig | None = None,
         route: str | None = None,
         llm_timeout: float = 15.0,
+        fast_model: str = FAST_MODEL,
     ) -> MultiStepRetriever:
         """The multi-step retriever over this graph's retrievers (``config``: else the
         packaged settings)."""
         settings = config or default_multistep()
         out: MultiStepRetriever = self._once(
-            ("multistep", depth, settings, route, llm_timeout),
+            ("multistep", depth, settings, route, llm_timeout, fast_model),
             lambda: MultiStepRetriever(
                 self.entity_graph(depth),
                 base=self.hybrid(depth),
@@ -164,6 +165,7 @@ class GraphComponents:
                 llm=self.llm,
                 llm_timeout=llm_timeout,
                 route=route,
+                fast_model=fast_model,
             ),
         )
         return out
@@ -180,14 +182,17 @@ class GraphComponents:
         )
         return out
 
-    def multi_query(self, inner: Retriever, timeout: float) -> MultiQueryRetriever:
+    def multi_query(
+        self, inner: Retriever, timeout: float, model: str = FAST_MODEL
+    ) -> MultiQueryRetriever:
         out: MultiQueryRetriever = self._once(
-            ("multi_query", id(inner), timeout),
+            ("multi_query", id(inner), timeout, model),
             lambda: MultiQueryRetriever(
                 inner,
                 resolve_entities=self.resolver.similar_titles,
                 llm=self.llm,
                 llm_timeout=timeout,
+                model=model,
             ),
         )
         return out
@@ -421,11 +426,12 @@ def _retriever(components: GraphComponents, config: AgentConfig) -> Retriever:
             config=config.multistep_config,
             route=config.route,
             llm_timeout=min(config.llm_timeout, 15.0),
+            fast_model=config.fast_model_name,
         )
     else:
         inner = components.entity_graph(config.candidates)
     if config.multi_query:
-        inner = components.multi_query(inner, config.llm_timeout)
+        inner = components.multi_query(inner, config.llm_timeout, config.fast_model_name)
     return WithFacts(inner, components.facts) if config.facts else inner
 
 
@@ -440,6 +446,7 @@ def _stages(components: GraphComponents, config: AgentConfig) -> list[Stage]:
                 authority=lambda e: reranker.pagerank_scaled(e.pagerank),
                 llm=None if config.offline else components.llm,
                 llm_timeout=min(config.llm_timeout, 15.0),
+                model=config.fast_model_name,
             ),
             TierOrder(),
             Fill(settings, components.hybrid(config.candidates)),

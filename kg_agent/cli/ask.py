@@ -13,6 +13,7 @@ from kg_agent.cli.common import (
     echo_json,
     library_errors,
 )
+from kg_agent.cli.llm_options import llm_options
 from kg_agent.exceptions import InvalidArgumentError
 
 
@@ -40,8 +41,8 @@ from kg_agent.exceptions import InvalidArgumentError
 @click.option(
     "--multi-query",
     is_flag=True,
-    help="Also search 2 rephrasings (written by Claude when a key is set: the "
-    "question is then sent to Anthropic).",
+    help="Also search 2 rephrasings (written by the fast model when a model server is "
+    "configured: the question is then sent to it).",
 )
 @click.option(
     "--no-enhancements",
@@ -51,20 +52,7 @@ from kg_agent.exceptions import InvalidArgumentError
 @click.option("--no-reranker", is_flag=True, help="Keep the retrieval order (no graph rerank).")
 @click.option("--no-multidoc", is_flag=True, help="Do not group evidence by article.")
 @click.option("--no-fewshot", is_flag=True, help="No few-shot examples in the Claude prompt.")
-@click.option("--model", "synthesis_model", help="Claude model for synthesis.")
-@click.option(
-    "--api-key",
-    envvar="ANTHROPIC_API_KEY",
-    show_envvar=True,
-    help="Anthropic key; without one, answers come from the offline path.",
-)
-@click.option(
-    "--llm-base-url",
-    envvar="ANTHROPIC_BASE_URL",
-    show_envvar=True,
-    help="Messages-API endpoint of the LLM (default Anthropic's): e.g. a local model "
-    "behind an Anthropic-compatible server, so no question leaves the machine.",
-)
+@llm_options()
 @click.option(
     "--few-shot",
     "few_shot_path",
@@ -129,9 +117,12 @@ def ask(
     no_reranker: bool,
     no_multidoc: bool,
     no_fewshot: bool,
+    llm_api: str,
     synthesis_model: str | None,
+    fast_model: str | None,
     api_key: str | None,
     llm_base_url: str | None,
+    llm_cache: str | None,
     few_shot_path: str | None,
     cypher_pack_path: str | None,
     retrieval: str,
@@ -171,6 +162,9 @@ def ask(
         multistep_config=settings,
         llm_base_url=llm_base_url,
         answer_words=answer_words,
+        llm_api=llm_api,
+        fast_model=fast_model,
+        llm_cache=llm_cache,
     ) as agent:
         result = agent.query(
             question,

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
 from kg_agent.cli.common import (
     library_errors,
 )
+from kg_agent.cli.llm_options import llm_config, llm_options
+from kg_agent.evaluation.llm_setup import LLMSetup
 
 
 @click.command("eval")
@@ -58,6 +61,7 @@ from kg_agent.cli.common import (
     "--model",
     help="Embedding model, as for load (default: the bundled all-MiniLM-L6-v2).",
 )
+@llm_options(model_flags=("--llm-model",))
 @library_errors
 def eval_command(
     datasets: tuple[str, ...],
@@ -71,31 +75,49 @@ def eval_command(
     as_json: bool,
     quiet: bool,
     model: str | None,
+    **llm_settings: Any,
 ) -> None:
     """Score retrieval modes on multi-hop QA sets: Recall@2/5, answer in evidence, latency.
 
     DATASET is 2wiki, hotpotqa or musique (under --data-dir) or a questions file;
     give several to run them in turn. The table compares the modes with the
     published numbers on the same pool; eval.json keeps every question's ranking.
+
+    Every mode runs offline unless a model server is configured (--api-key or a key in
+    the environment, or --llm-base-url with --llm-api openai); --llm-cache then keeps
+    its replies, so a rerun costs no tokens.
     """
     import shlex
 
     from kg_agent.evaluation.report import format_failures, format_table
     from kg_agent.evaluation.run_all import evaluate
 
-    command = "kg-agent " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    ev = evaluate(
-        datasets,
-        command=command,
-        db=db_path,
-        out_dir=out_dir,
-        modes=modes,
-        limit=limit,
-        corpus=corpus,
-        data_dir=data_dir,
-        model=model,
-        progress=not quiet,
+    command = (
+        "kg-agent "
+        + " ".join(
+            "***" if i and sys.argv[i] == "--api-key" else shlex.quote(a)  # never a key
+            for i, a in enumerate(sys.argv[1:], start=1)
+            if not (i > 1 and sys.argv[i - 1] == "--api-key")
+        )
     )
+    llm = LLMSetup.configured(llm_config(llm_settings), llm_settings["api_key"])
+    try:
+        ev = evaluate(
+            datasets,
+            command=command,
+            db=db_path,
+            out_dir=out_dir,
+            modes=modes,
+            limit=limit,
+            corpus=corpus,
+            data_dir=data_dir,
+            model=model,
+            progress=not quiet,
+            llm=llm,
+        )
+    finally:
+        if llm is not None:
+            llm.close()
     failures = [
         format_failures(run, mode, show_failures) for run in ev.runs for mode in run.summaries
     ]

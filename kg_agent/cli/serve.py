@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from kg_agent.cli.common import db_option, library_errors
+from kg_agent.cli.llm_options import LLM_OPTION_NAMES, export_key, llm_config, llm_options
 from kg_agent.exceptions import KGAgentError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,18 +54,7 @@ def _service_options(fn: F) -> F:
             show_default=True,
             help="Longest question accepted, in characters.",
         ),
-        click.option(
-            "--api-key",
-            envvar="ANTHROPIC_API_KEY",
-            show_envvar=True,
-            help="Anthropic key; without one, answers come from the offline path.",
-        ),
-        click.option(
-            "--llm-base-url",
-            envvar="ANTHROPIC_BASE_URL",
-            show_envvar=True,
-            help="Messages-API endpoint of the LLM (default Anthropic's).",
-        ),
+        llm_options(),
         click.option(
             "--offline", is_flag=True, help="Never call a model, even with a key configured."
         ),
@@ -106,11 +96,11 @@ def _open_service(
     timeout_s: float,
     max_question_chars: int,
     api_key: str | None,
-    llm_base_url: str | None,
     offline: bool,
     cypher_pack_path: str | None,
     max_body_bytes: int = 64 * 1024,
     cors_origins: tuple[str, ...] = (),
+    **llm: Any,
 ) -> Any:
     from kg_agent.config import AgentConfig
     from kg_agent.serve.service import GraphService, ServeOptions
@@ -125,9 +115,7 @@ def _open_service(
         max_question_chars=max_question_chars,
         cors_origins=cors_origins,
     )
-    config = AgentConfig(
-        offline=offline, llm_base_url=llm_base_url, cypher_pack_path=cypher_pack_path
-    )
+    config = AgentConfig(offline=offline, cypher_pack_path=cypher_pack_path, **llm_config(llm))
     return GraphService.open(
         db_path,
         options,
@@ -235,34 +223,28 @@ def _serve_processes(
     processes: int,
     log_level: str,
     api_key: str | None,
-    llm_base_url: str | None,
     offline: bool,
     cypher_pack_path: str | None,
     **limits: Any,
 ) -> None:
-    import os
-
     from kg_agent.config import AgentConfig
     from kg_agent.serve.runner import run_processes
     from kg_agent.serve.service import ServeOptions
     from kg_agent.store import GraphStore
 
+    llm = {name: limits.pop(name) for name in LLM_OPTION_NAMES if name in limits}
+    fields = llm_config({**llm, "api_key": api_key})
     try:
         options = ServeOptions(processes=processes, **limits)
-        AgentConfig(offline=offline, llm_base_url=llm_base_url)  # checked here, once
+        AgentConfig(offline=offline, **fields)  # checked here, once
         GraphStore.open(db_path, read_only=True).close()  # a missing graph: one line, now
     except BaseException:
         sock.close()
         raise
-    if api_key:  # the workers read it from their environment, never from argv
-        os.environ["ANTHROPIC_API_KEY"] = api_key
+    export_key(fields["llm_api"], api_key)  # the workers read it from their environment
     spec = {
         "db_path": db_path,
-        "config": {
-            "offline": offline,
-            "llm_base_url": llm_base_url,
-            "cypher_pack_path": cypher_pack_path,
-        },
+        "config": {"offline": offline, "cypher_pack_path": cypher_pack_path, **fields},
         "cypher_pack_path": cypher_pack_path,
     }
     run_processes(

@@ -60,9 +60,12 @@ class EvalMode:
     runs: Literal["retrieve", "rank", "answer"] = "retrieve"
     answers: bool = False  # whether EM/F1 are meaningful for this mode
 
-    def build(self, components: GraphComponents) -> ModeRunner:
-        """A function from a question to this mode's ranked evidence (and answer)."""
-        pipeline = components.pipeline(self.config)
+    def build(self, components: GraphComponents, llm: dict[str, Any] | None = None) -> ModeRunner:
+        """A function from a question to this mode's ranked evidence (and answer).
+        ``llm``: the :class:`AgentConfig` fields of a model server, which then does this
+        mode's model steps (``components.llm`` is its client); else the mode runs offline."""
+        config = self.config if llm is None else self.config.replace(offline=False, **llm)
+        pipeline = components.pipeline(config)
         if self.runs == "answer":
 
             def answer(q: str) -> ModeOutput:

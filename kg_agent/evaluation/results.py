@@ -91,6 +91,8 @@ class DatasetRun:
     #: this dataset's questions asked of each other dataset's graph, where the answer must
     #: be "not in the graph": [{"graph", "mode", "n", "refused"} (percent)], or None
     out_of_graph: list[dict[str, Any]] | None = None
+    #: with a model server: its API, models, and each mode's calls, tokens and cache hits
+    llm: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -103,5 +105,6 @@ class DatasetRun:
             "build_seconds": round(self.build_seconds, 2),
             "summaries": {k: v.to_dict() for k, v in self.summaries.items()},
             "out_of_graph": self.out_of_graph,
+            **({"llm": self.llm} if self.llm is not None else {}),
             "questions": self.questions,
         }

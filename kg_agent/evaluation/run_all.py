@@ -17,6 +17,7 @@ from pathlib import Path
 
 from kg_agent.embedding import Embedder
 from kg_agent.evaluation.datasets import EvalDataset, load_dataset
+from kg_agent.evaluation.llm_setup import LLMSetup
 from kg_agent.evaluation.modes import MODES, parse_modes
 from kg_agent.evaluation.report import (
     machine_description,
@@ -148,6 +149,7 @@ def evaluate(
     model: str | None = None,
     embedder: Embedder | None = None,
     progress: bool = True,
+    llm: LLMSetup | None = None,
 ) -> Evaluation:
     """Run every dataset under every mode and write the reports into ``out_dir``.
 
@@ -157,6 +159,7 @@ def evaluate(
     it is built from the dataset's corpus when missing and reused otherwise.
     ``modes`` is a comma list, ``"all"``, ``"default"`` or a list of names.
     ``command`` is recorded in the reports, with :func:`machine_description`.
+    ``llm``: a model server for the modes' model steps (default: every mode offline).
     """
     t0 = time.perf_counter()
     if db is not None and db_dir is not None:
@@ -182,7 +185,9 @@ def evaluate(
     paths: tuple[Path, Path, Path | None] = (out / JSON_NAME, out / MARKDOWN_NAME, None)
     for ds in datasets:
         db_path = db_path_for(ds, db=db, db_dir=db_dir)
-        runs.append(run_dataset(ds, str(db_path), mode_names, embedder=embedder, progress=progress))
+        runs.append(
+            run_dataset(ds, str(db_path), mode_names, embedder=embedder, progress=progress, llm=llm)
+        )
         paths = write_outputs(runs, out, command=command, machine=machine, note=_note(limit))
     answering = [m for m in mode_names if MODES[m].answers]
     if len(runs) >= 2 and answering:
@@ -196,6 +201,7 @@ def evaluate(
                     answering[0],
                     embedder=embedder,
                     progress=progress,
+                    llm=llm,
                 )
                 for other in runs
                 if other is not run

@@ -18,6 +18,7 @@ from typing import Any
 
 from kg_agent.embedding import Embedder
 from kg_agent.evaluation.datasets import EvalDataset, EvalQuestion
+from kg_agent.evaluation.llm_setup import LLMSetup
 from kg_agent.evaluation.metrics import (
     all_recall_at_k,
     answer_in_text,
@@ -163,8 +164,10 @@ def run_dataset(
     *,
     embedder: Embedder | None = None,
     progress: bool = True,
+    llm: LLMSetup | None = None,
 ) -> DatasetRun:
-    """Build/reuse the graph, run every question under every mode, summarise."""
+    """Build/reuse the graph, run every question under every mode, summarise.
+    ``llm``: a model server for the modes' model steps (else every mode is offline)."""
     if not modes:
         raise InvalidArgumentError("no modes to run")
     unknown = [m for m in modes if m not in MODES]
@@ -176,9 +179,10 @@ def run_dataset(
     store = GraphStore.open(db_path, read_only=True)
     per_mode: dict[str, list[QuestionResult]] = {m: [] for m in modes}
     try:
-        components = GraphComponents(store, embedder)
+        components = GraphComponents(store, embedder, llm=llm.client if llm else None)
         for mode in modes:
-            runner = MODES[mode].build(components)
+            runner = MODES[mode].build(components, llm.fields if llm else None)
+            meter = llm.meter_for(mode) if llm else None
             if dataset.questions:
                 # one untimed warm-up: lazy set-up (model, matrix, entity automaton)
                 # must not land in the first question's latency
@@ -206,6 +210,8 @@ def run_dataset(
                 recall_sum += res.recall_at_5
                 bar.update(extra=f"R@5 {100 * recall_sum / (i + 1):.1f}")
             bar.close()
+            if llm is not None and meter is not None:
+                llm.usage[mode] = meter.as_dict()
     finally:
         store.close()
     summaries = {m: summarise(m, per_mode[m], dataset.questions) for m in modes}
@@ -232,6 +238,7 @@ def run_dataset(
         questions=questions,
         seconds=time.perf_counter() - t_start,
         build_seconds=build_s,
+        llm=llm.report() if llm is not None else None,
     )
 
 
@@ -243,13 +250,15 @@ def out_of_graph(
     *,
     embedder: Embedder,
     progress: bool = True,
+    llm: LLMSetup | None = None,
 ) -> dict[str, Any]:
     """Ask ``dataset``'s questions of another dataset's graph (``db_path``) with the
     answering ``mode``: each answer should be "not in the graph"."""
     store = GraphStore.open(db_path, read_only=True)
     refused = 0
     try:
-        runner = MODES[mode].build(GraphComponents(store, embedder))
+        components = GraphComponents(store, embedder, llm=llm.client if llm else None)
+        runner = MODES[mode].build(components, llm.fields if llm else None)
         bar = Progress(
             f"{dataset.name} on the {graph_name} graph",
             total=len(dataset.questions),

@@ -1,16 +1,19 @@
-"""One narrow seam between the agent and a hosted model: ``LLMClient.complete``.
+"""One narrow seam between the agent and a model: ``LLMClient.complete``.
 
-Every LLM feature has two paths: this module's :class:`AnthropicClient` (the real
-``anthropic`` SDK, used when a key is configured) and a deterministic offline path
-owned by the caller. Anything that goes wrong on the SDK path (timeout, 429, 529,
-connection refused, a reply with no usable text, JSON that does not parse) surfaces
-here as one exception type, :class:`LLMError`, whose ``kind`` lets the caller log a
-precise warning and fall back to its offline path instead of failing the query.
+Every LLM feature has two paths: an SDK client (``AnthropicClient`` for Anthropic's
+Messages API, ``OpenAIClient`` for the chat-completions API that local model servers
+speak), used when one is configured, and
+a deterministic offline path owned by the caller. Anything that goes wrong on the SDK
+path (timeout, 429, 529, 5xx, connection refused, a reply with no usable text, JSON that
+does not parse) surfaces here as one exception type, :class:`LLMError`, whose ``kind``
+lets the caller log a precise warning and fall back to its offline path instead of
+failing the query. :class:`SDKClient` retries once where a retry can help
+(:func:`retry_pause`).
 
-Data notice: when an Anthropic key is configured (``--api-key`` or
-``ANTHROPIC_API_KEY``), the question and the evidence text the agent retrieved from
-the graph are sent to Anthropic's Messages API (or to ``ANTHROPIC_BASE_URL``). With
-no key nothing leaves the machine.
+Data notice: when a client is configured (``--api-key``, ``ANTHROPIC_API_KEY``,
+``OPENAI_API_KEY`` or an OpenAI-compatible ``--llm-base-url``), the question and the
+evidence text the agent retrieved from the graph are sent to that server. With none,
+nothing leaves the machine.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 from kg_agent.exceptions import InvalidArgumentError, KGAgentError
 
@@ -31,23 +34,23 @@ from kg_agent.exceptions import InvalidArgumentError, KGAgentError
 #: names): one name, so a model change is one edit.
 FAST_MODEL = "claude-haiku-4-5-20251001"
 
-if TYPE_CHECKING:
-    import anthropic
-
 __all__ = [
     "DEFAULT_PRICE_PER_MTOK",
+    "LLM_APIS",
     "MODEL_PRICES_PER_MTOK",
-    "AnthropicClient",
     "LLMClient",
     "LLMError",
     "LLMErrorKind",
     "LLMReply",
+    "SDKClient",
     "UsageMeter",
     "client_from_settings",
     "parse_json_reply",
 ]
 
 log = logging.getLogger(__name__)
+
+_Client = TypeVar("_Client", bound="SDKClient")
 
 LLMErrorKind = Literal[
     "timeout", "rate_limited", "overloaded", "api_error", "connection", "bad_response", "cut_off"
@@ -60,17 +63,47 @@ class LLMError(KGAgentError):
     ``status_code`` is the HTTP status when the API answered with one (429, 529, 500...).
     """
 
-    def __init__(self, kind: LLMErrorKind, message: str, *, status_code: int | None = None) -> None:
+    def __init__(
+        self,
+        kind: LLMErrorKind,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         self.kind: LLMErrorKind = kind
         self.status_code = status_code
+        self.retry_after = retry_after
+        #: which API and server failed (set by the client that raised): warnings name them
+        self.api: str | None = None
+        self.server: str | None = None
         super().__init__(f"LLM {kind}: {message}")
+
+    @property
+    def source(self) -> str:
+        """``"the anthropic API at https://..."``, or ``"the model"`` when unknown."""
+        if self.api is None:
+            return "the model"
+        return f"the {self.api} API at {self.server}" if self.server else f"the {self.api} API"
+
+    def located(self, api: str, server: str | None) -> LLMError:
+        """Name the API and server this error came from (kept when already set)."""
+        if self.api is None:
+            self.api, self.server = api, server
+        return self
+
+    @property
+    def brief(self) -> str:
+        """Kind and source, for one warning line: ``overloaded from the openai API at
+        http://127.0.0.1:11434/v1`` (the kind alone when the source is unknown)."""
+        return self.kind if self.api is None else f"{self.kind} from {self.source}"
 
 
 @dataclass(frozen=True)
 class LLMReply:
     """The text of one model reply, with what it cost (tokens) and took (seconds), and
-    why the model stopped (``stop_reason``: the API's own word; ``max_tokens`` means the
-    reply was cut off)."""
+    why the model stopped (``stop_reason``: the API's own word; ``max_tokens`` or
+    ``length`` means the reply was cut off)."""
 
     text: str
     model: str
@@ -78,6 +111,10 @@ class LLMReply:
     output_tokens: int
     latency_s: float
     stop_reason: str | None = None
+    #: a model with no list price (one the user serves): it costs nothing in the meter
+    free: bool = False
+    #: read from the response cache (no tokens spent)
+    cached: bool = False
 
     @property
     def cut_off(self) -> bool:
@@ -118,6 +155,15 @@ MODEL_PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "claude-haiku-4": (1.0, 5.0),
     "claude-3-5-haiku": (0.8, 4.0),
     "claude-3-haiku": (0.25, 1.25),
+    # OpenAI's own models, for the chat-completions path at api.openai.com
+    "gpt-5": (1.25, 10.0),
+    "gpt-5-mini": (0.25, 2.0),
+    "gpt-5-nano": (0.05, 0.4),
+    "gpt-4.1": (2.0, 8.0),
+    "gpt-4.1-mini": (0.4, 1.6),
+    "gpt-4.1-nano": (0.1, 0.4),
+    "gpt-4o": (2.5, 10.0),
+    "gpt-4o-mini": (0.15, 0.6),
 }
 
 #: Used for a model not in the table: Sonnet-class prices, a middle estimate that
@@ -144,14 +190,19 @@ class UsageMeter:
         self._lock = threading.Lock()
         self.calls = 0
         self.failures = 0
+        self.cached = 0
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost_usd = 0.0
         self.latency_s = 0.0
 
     def record(self, reply: LLMReply) -> None:
-        """Add one successful call."""
-        price_in, price_out = _price_for(reply.model)
+        """Add one successful call (a cached reply counts apart and costs nothing)."""
+        if reply.cached:
+            with self._lock:
+                self.cached += 1
+            return
+        price_in, price_out = (0.0, 0.0) if reply.free else _price_for(reply.model)
         cost = (reply.input_tokens * price_in + reply.output_tokens * price_out) / 1_000_000
         with self._lock:
             self.calls += 1
@@ -170,12 +221,13 @@ class UsageMeter:
         if other is None or other is self:
             return
         with other._lock:
-            calls, failures = other.calls, other.failures
+            calls, failures, cached = other.calls, other.failures, other.cached
             tokens = (other.input_tokens, other.output_tokens)
             cost, latency = other.cost_usd, other.latency_s
         with self._lock:
             self.calls += calls
             self.failures += failures
+            self.cached += cached
             self.input_tokens += tokens[0]
             self.output_tokens += tokens[1]
             self.cost_usd += cost
@@ -187,6 +239,7 @@ class UsageMeter:
             return {
                 "calls": self.calls,
                 "failures": self.failures,
+                "cached": self.cached,
                 "input_tokens": self.input_tokens,
                 "output_tokens": self.output_tokens,
                 "cost_usd": round(self.cost_usd, 6),
@@ -266,70 +319,90 @@ def metered_stream(
     return streamed
 
 
-def _env(name: str) -> str | None:
+def env_value(name: str) -> str | None:
+    """An environment variable's value, ``None`` when unset or blank."""
     value = os.environ.get(name, "").strip()
     return value or None
 
 
-class AnthropicClient:
-    """:class:`LLMClient` over the real ``anthropic`` SDK.
+#: How long a retry waits for a server that said when to come back (``retry-after``):
+#: past this, a retry would spend the query's time budget, so the caller falls back.
+MAX_RETRY_WAIT_S = 2.0
 
-    Credentials: ``api_key`` (else ``ANTHROPIC_API_KEY``), or ``auth_token`` sent as
-    ``Authorization: Bearer`` (else ``ANTHROPIC_AUTH_TOKEN``). ``max_retries`` defaults
-    to 0 because the caller has an offline fallback: a fast failure beats a slow retry.
-    The SDK client is built on first use and reused, so its connection pool is shared.
+
+def retry_pause(exc: LLMError) -> float | None:
+    """Seconds to wait before the one retry, or ``None`` where a retry cannot help.
+
+    Retried: 429 with a short ``retry-after``, 5xx and 529 (a busy or restarting
+    server), a dropped or refused connection (a server restarting). Not retried: a
+    timeout (the time is already spent), 4xx (the same request fails again), a reply
+    cut off or malformed (the same prompt gets the same reply)."""
+    if exc.kind == "rate_limited":
+        wait = exc.retry_after if exc.retry_after is not None else 1.0
+        return wait if wait <= MAX_RETRY_WAIT_S else None
+    if exc.kind == "overloaded" or (
+        exc.kind == "api_error" and exc.status_code is not None and exc.status_code >= 500
+    ):
+        return 0.5
+    if exc.kind == "connection":
+        return 0.25
+    return None
+
+
+def has_list_price(model: str) -> bool:
+    """Whether ``model`` is in :data:`MODEL_PRICES_PER_MTOK` (by prefix)."""
+    return any(model.startswith(prefix) for prefix in MODEL_PRICES_PER_MTOK)
+
+
+class SDKClient:
+    """What both SDK clients share: the meter, one retry where it can help, the
+    error's API and server, and the SDK client's life cycle.
+
+    Subclasses set :attr:`api` and :attr:`default_server`, and implement ``_make_sdk``,
+    ``_complete`` and ``_stream``, raising :class:`LLMError` only.
     """
+
+    api: ClassVar[str] = ""
+    default_server: ClassVar[str] = ""
 
     def __init__(
         self,
-        api_key: str | None = None,
         *,
-        auth_token: str | None = None,
-        base_url: str | None = None,
-        timeout: float = 30.0,
-        max_retries: int = 0,
-        meter: UsageMeter | None = None,
+        base_url: str | None,
+        timeout: float,
+        retries: int,
+        meter: UsageMeter | None,
     ) -> None:
-        if api_key is None and auth_token is None:
-            api_key = _env("ANTHROPIC_API_KEY")
-            if api_key is None:
-                auth_token = _env("ANTHROPIC_AUTH_TOKEN")
-        if not api_key and not auth_token:
-            raise InvalidArgumentError(
-                "no Anthropic credentials: pass an API key or set ANTHROPIC_API_KEY"
-            )
         if timeout <= 0:
             raise InvalidArgumentError(f"timeout must be positive, got {timeout}")
-        if max_retries < 0:
-            raise InvalidArgumentError(f"max_retries must be >= 0, got {max_retries}")
-        self._api_key = api_key or None
-        self._auth_token = auth_token or None
-        self.base_url = base_url or _env("ANTHROPIC_BASE_URL")
+        if retries < 0:
+            raise InvalidArgumentError(f"retries must be >= 0, got {retries}")
+        self.base_url = base_url
         self.timeout = timeout
-        self.max_retries = max_retries
+        self.retries = retries
         self.meter = meter
-        self._sdk: anthropic.Anthropic | None = None
+        self._sdk: Any = None
         self._sdk_lock = threading.Lock()
 
     def __repr__(self) -> str:  # never show the key
-        return f"AnthropicClient(base_url={self.base_url!r}, timeout={self.timeout})"
+        return f"{type(self).__name__}(base_url={self.base_url!r}, timeout={self.timeout})"
 
-    def _client(self) -> anthropic.Anthropic:
+    @property
+    def server(self) -> str:
+        """The server calls go to, for warnings."""
+        return self.base_url or self.default_server
+
+    def _make_sdk(self) -> Any:
+        raise NotImplementedError
+
+    def _client(self) -> Any:
         with self._sdk_lock:
             if self._sdk is None:
-                import anthropic  # deferred: offline runs never pay for the import
-
-                self._sdk = anthropic.Anthropic(
-                    api_key=self._api_key,
-                    auth_token=self._auth_token,
-                    base_url=self.base_url,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                )
+                self._sdk = self._make_sdk()
             return self._sdk
 
     def prepare(self) -> None:
-        """Import the SDK and build its client now: the import costs ~2.5 s on a small
+        """Import the SDK and build its client now: the import costs seconds on a small
         CPU, which a server pays at start-up rather than inside its first request's
         time limit. Sends nothing."""
         self._client()
@@ -345,7 +418,7 @@ class AnthropicClient:
         if sdk is not None:
             sdk.close()
 
-    def __enter__(self) -> AnthropicClient:
+    def __enter__(self: _Client) -> _Client:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -361,17 +434,12 @@ class AnthropicClient:
         timeout: float | None = None,
     ) -> LLMReply:
         """Send one user turn; return the reply's text or raise :class:`LLMError`."""
-        try:
-            reply = self._complete(
+        return self._attempt(
+            lambda: self._complete(
                 model=model, system=system, prompt=prompt, max_tokens=max_tokens, timeout=timeout
-            )
-        except LLMError:
-            if self.meter is not None:
-                self.meter.record_failure()
-            raise
-        if self.meter is not None:
-            self.meter.record(reply)
-        return reply
+            ),
+            lambda: True,
+        )
 
     def stream(
         self,
@@ -384,23 +452,54 @@ class AnthropicClient:
         timeout: float | None = None,
     ) -> LLMReply:
         """:meth:`complete`, streamed: ``on_text`` gets each piece of text as the model
-        writes it (the SDK's ``messages.stream``); the whole reply is returned."""
-        try:
-            reply = self._stream(
+        writes it; the whole reply is returned. A failure after the first piece is not
+        retried (the reader has seen part of a reply)."""
+        said: list[bool] = []
+
+        def hand_over(piece: str) -> None:
+            said.append(True)
+            on_text(piece)
+
+        return self._attempt(
+            lambda: self._stream(
                 model=model,
                 system=system,
                 prompt=prompt,
-                on_text=on_text,
+                on_text=hand_over,
                 max_tokens=max_tokens,
                 timeout=timeout,
-            )
-        except LLMError:
+            ),
+            lambda: not said,
+        )
+
+    def _attempt(self, call: Callable[[], LLMReply], retry_allowed: Callable[[], bool]) -> LLMReply:
+        for attempt in range(self.retries + 1):
+            try:
+                reply = call()
+            except LLMError as exc:
+                exc.located(self.api, self.server)
+                pause = retry_pause(exc)
+                if attempt < self.retries and pause is not None and retry_allowed():
+                    log.info("%s; retrying once in %.2f s", exc, pause)
+                    time.sleep(pause)
+                    continue
+                if self.meter is not None:
+                    self.meter.record_failure()
+                raise
+            reply = self._priced(reply)
             if self.meter is not None:
-                self.meter.record_failure()
-            raise
-        if self.meter is not None:
-            self.meter.record(reply)
+                self.meter.record(reply)
+            return reply
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _priced(self, reply: LLMReply) -> LLMReply:
+        """The reply as the meter should price it (a subclass marks free models)."""
         return reply
+
+    def _complete(
+        self, *, model: str, system: str, prompt: str, max_tokens: int, timeout: float | None
+    ) -> LLMReply:
+        raise NotImplementedError
 
     def _stream(
         self,
@@ -412,136 +511,62 @@ class AnthropicClient:
         max_tokens: int,
         timeout: float | None,
     ) -> LLMReply:
-        import anthropic
-        import httpx2
-
-        optional: dict[str, Any] = {"system": system} if system else {}
-        started = time.perf_counter()
-        try:
-            with self._client().messages.stream(
-                model=model,
-                max_tokens=max_tokens,
-                messages=[{"role": "user", "content": prompt}],
-                timeout=timeout if timeout is not None else self.timeout,
-                **optional,
-            ) as events:
-                for piece in events.text_stream:
-                    on_text(piece)
-                message = events.get_final_message()
-        except anthropic.AnthropicError as exc:
-            raise _map_sdk_error(exc) from exc
-        except ValueError as exc:
-            raise LLMError("bad_response", f"unreadable stream: {exc}") from exc
-        except (OSError, httpx2.HTTPError) as exc:
-            # the SDK wraps errors of the request, not those of reading the stream after
-            raise LLMError("connection", f"the stream broke: {exc}") from exc
-        return self._reply(message, model, time.perf_counter() - started)
-
-    def _complete(
-        self, *, model: str, system: str, prompt: str, max_tokens: int, timeout: float | None
-    ) -> LLMReply:
-        import anthropic
-
-        # An empty system prompt is left out rather than sent as "".
-        optional: dict[str, Any] = {"system": system} if system else {}
-        started = time.perf_counter()
-        try:
-            message = self._client().messages.create(
-                model=model,
-                max_tokens=max_tokens,
-                messages=[{"role": "user", "content": prompt}],
-                timeout=timeout if timeout is not None else self.timeout,
-                **optional,
-            )
-        except anthropic.AnthropicError as exc:
-            raise _map_sdk_error(exc) from exc
-        except ValueError as exc:  # a 200 whose body is not JSON, or not a Message
-            raise LLMError("bad_response", f"unreadable response body: {exc}") from exc
-        return self._reply(message, model, time.perf_counter() - started)
-
-    @staticmethod
-    def _reply(message: Any, model: str, latency: float) -> LLMReply:
-        content = getattr(message, "content", None)
-        if not isinstance(content, list):
-            raise LLMError("bad_response", f"reply has no content list ({type(message).__name__})")
-        text = "".join(_block_text(block) for block in content)
-        if not text.strip():
-            kinds = ", ".join(sorted({str(getattr(b, "type", "?")) for b in content})) or "none"
-            raise LLMError("bad_response", f"reply has no text (content blocks: {kinds})")
-        usage = getattr(message, "usage", None)
-        return LLMReply(
-            text=text,
-            model=str(getattr(message, "model", None) or model),
-            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-            latency_s=latency,
-            stop_reason=getattr(message, "stop_reason", None),
-        )
+        raise NotImplementedError
 
 
-def _block_text(block: object) -> str:
-    """A text block's text; "" for tool_use, thinking and other block types."""
-    text = getattr(block, "text", None)
-    return text if getattr(block, "type", None) == "text" and isinstance(text, str) else ""
+#: The APIs a client can speak: Anthropic's Messages API, and OpenAI's chat completions
+#: (what Ollama, vLLM, llama.cpp's server, LM Studio, TGI and LiteLLM serve).
+LLM_APIS = ("anthropic", "openai")
 
 
-def _map_sdk_error(exc: Exception) -> LLMError:
-    """Turn an ``anthropic`` exception into the one kind the caller branches on."""
-    import anthropic
-
-    if isinstance(exc, anthropic.APITimeoutError):  # before APIConnectionError: a subclass
-        return LLMError("timeout", "request timed out")
-    if isinstance(exc, anthropic.APIConnectionError):
-        cause = exc.__cause__ or exc.__context__
-        detail = f": {cause}" if cause else ""
-        return LLMError("connection", f"could not reach the API{detail}")
-    if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        message = _status_message(exc)
-        overloaded_cls = getattr(anthropic, "OverloadedError", None)
-        if isinstance(exc, anthropic.RateLimitError) or status == 429:
-            retry_after = exc.response.headers.get("retry-after")
-            hint = f" (retry-after {retry_after}s)" if retry_after else ""
-            return LLMError("rate_limited", f"{message}{hint}", status_code=status)
-        if status == 529 or (overloaded_cls is not None and isinstance(exc, overloaded_cls)):
-            return LLMError("overloaded", message, status_code=status)
-        return LLMError("api_error", message, status_code=status)
-    if isinstance(exc, anthropic.APIResponseValidationError):
-        return LLMError("bad_response", str(exc), status_code=exc.status_code)
-    return LLMError("api_error", f"{type(exc).__name__}: {exc}")
-
-
-def _status_message(exc: anthropic.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict):
-            etype, emsg = error.get("type"), error.get("message")
-            if etype or emsg:
-                return f"HTTP {exc.status_code} {etype or ''}: {emsg or ''}".strip()
-    return f"HTTP {exc.status_code}"
+def check_api(api: str) -> str:
+    if api not in LLM_APIS:
+        raise InvalidArgumentError(f"llm_api must be one of {', '.join(LLM_APIS)}, not {api!r}")
+    return api
 
 
 def client_from_settings(
-    api_key: str | None, base_url: str | None = None
-) -> AnthropicClient | None:
-    """A client when a key is given (or ``ANTHROPIC_API_KEY``/``ANTHROPIC_AUTH_TOKEN`` is
-    set), else ``None``: the caller then runs its offline path and sends nothing out.
+    api_key: str | None,
+    base_url: str | None = None,
+    *,
+    api: str = "anthropic",
+    timeout: float = 30.0,
+    cache: str | os.PathLike[str] | None = None,
+) -> LLMClient | None:
+    """A client when one can be made, else ``None``: the caller then runs its offline
+    path and sends nothing out.
 
-    ``base_url`` (else ``ANTHROPIC_BASE_URL``) points the client at another
-    Messages-API endpoint: a local model served behind an Anthropic-compatible API,
-    so that no question leaves the machine. Such a server may ignore the key, but the
-    SDK needs one to be set.
+    ``api="anthropic"``: with a key (else ``ANTHROPIC_API_KEY`` or
+    ``ANTHROPIC_AUTH_TOKEN``), at ``base_url`` (else ``ANTHROPIC_BASE_URL``, else
+    Anthropic's). ``api="openai"``: with a key (else ``OPENAI_API_KEY``) or a
+    ``base_url`` (else ``OPENAI_BASE_URL``) alone, since a server on the user's machine
+    needs no key. ``cache``: a file answering repeated prompts (:mod:`kg_agent.llm.cache`).
     """
-    if api_key is not None and api_key.strip():
-        return AnthropicClient(api_key.strip(), base_url=base_url)
-    env_key = _env("ANTHROPIC_API_KEY")
-    if env_key is not None:
-        return AnthropicClient(env_key, base_url=base_url)
-    env_token = _env("ANTHROPIC_AUTH_TOKEN")
-    if env_token is not None:
-        return AnthropicClient(auth_token=env_token, base_url=base_url)
-    return None
+    check_api(api)
+    key = api_key.strip() if api_key is not None and api_key.strip() else None
+    client: SDKClient | None
+    if api == "openai":
+        from kg_agent.llm.openai_client import OpenAIClient
+
+        url = base_url or env_value("OPENAI_BASE_URL")
+        key = key or env_value("OPENAI_API_KEY")
+        client = OpenAIClient(key, base_url=url, timeout=timeout) if key or url else None
+    else:
+        from kg_agent.llm.anthropic_client import AnthropicClient
+
+        if key is not None:
+            client = AnthropicClient(key, base_url=base_url, timeout=timeout)
+        elif (env_key := env_value("ANTHROPIC_API_KEY")) is not None:
+            client = AnthropicClient(env_key, base_url=base_url, timeout=timeout)
+        elif (env_token := env_value("ANTHROPIC_AUTH_TOKEN")) is not None:
+            client = AnthropicClient(auth_token=env_token, base_url=base_url, timeout=timeout)
+        else:
+            client = None
+    if client is None or cache is None:
+        return client
+    from kg_agent.llm.cache import CachedClient
+
+    return CachedClient(client, cache)
 
 
 # --------------------------------------------------------------------------- JSON replies
@@ -589,3 +614,12 @@ def parse_json_reply(text: str) -> Any:
         return best
     preview = stripped[:80] + ("..." if len(stripped) > 80 else "")
     raise LLMError("bad_response", f"no JSON object or array in reply: {preview!r}")
+
+
+def __getattr__(name: str) -> Any:
+    # AnthropicClient lived here before the OpenAI path: old imports keep working
+    if name == "AnthropicClient":
+        from kg_agent.llm.anthropic_client import AnthropicClient
+
+        return AnthropicClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kg_agent.llm.client import LLMClient, LLMError, UsageMeter
-from kg_agent.multistep.bridge_llm import llm_bridge_entities
+from kg_agent.multistep.bridge_llm import BRIDGE_MODEL, llm_bridge_entities
 from kg_agent.multistep.config import MultiStepConfig
 from kg_agent.multistep.gaps import fold
 from kg_agent.retrieval.base import Evidence
@@ -85,6 +85,7 @@ def bridge_round(
     exclude: set[str],
     gap_terms: Sequence[str] = (),
     llm: LLMClient | None = None,
+    model: str = BRIDGE_MODEL,
     meter: UsageMeter | None = None,
     timeout: float = 15.0,
     warnings: list[str] | None = None,
@@ -111,13 +112,15 @@ def bridge_round(
         entities: list[str] = []
         if llm is not None:
             try:
-                ext = llm_bridge_entities(question, top, llm, meter=meter, timeout=timeout)
+                ext = llm_bridge_entities(
+                    question, top, llm, model=model, meter=meter, timeout=timeout
+                )
                 out.source, out.gaps = "claude", list(ext.gaps)
                 out.dropped_entities = list(ext.dropped)
                 for name in ext.entities:
                     entities += [t for t in resolve(name) if t not in entities]
             except LLMError as exc:
-                msg = f"bridge extraction failed ({exc.kind}): using graph neighbours"
+                msg = f"bridge extraction failed ({exc.brief}): using graph neighbours"
                 log.warning(msg)
                 if warnings is not None:
                     warnings.append(msg)

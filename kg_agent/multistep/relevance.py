@@ -152,7 +152,7 @@ def rewrite_queries(
         try:
             add(rephrase(question, n - 1, llm, model=model, meter=meter, timeout=timeout))
         except LLMError as exc:
-            _warn(f"query rewriting failed ({exc.kind}): using offline rephrasings", warnings)
+            _warn(f"query rewriting failed ({exc.brief}): using offline rephrasings", warnings)
             use_offline = True
     if use_offline or len(out) < n:
         try:

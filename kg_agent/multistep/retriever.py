@@ -26,7 +26,7 @@ from typing import Any
 from kg_agent.entities.linker import QuestionEntityLinker
 from kg_agent.language.complexity import Complexity
 from kg_agent.language.question import Question, as_question
-from kg_agent.llm.client import LLMClient, UsageMeter
+from kg_agent.llm.client import FAST_MODEL, LLMClient, UsageMeter
 from kg_agent.multistep.bridge import BridgeOutcome, bridge_round
 from kg_agent.multistep.config import MultiStepConfig
 from kg_agent.multistep.gaps import GapResult, detect_gap
@@ -74,8 +74,10 @@ class MultiStepRetriever(Retriever):
         llm: LLMClient | None = None,
         llm_timeout: float = 15.0,
         route: Complexity | str | None = None,
+        fast_model: str = FAST_MODEL,
     ) -> None:
         self.single = single
+        self.fast_model = fast_model
         self.base = base
         self.linker = linker
         self.config = config or MultiStepConfig()
@@ -152,7 +154,7 @@ class MultiStepRetriever(Retriever):
                 seconds=time.perf_counter() - t_start,
             )
 
-        planner = StepPlanner(self.llm, timeout=self.llm_timeout, meter=meter)
+        planner = StepPlanner(self.llm, self.fast_model, timeout=self.llm_timeout, meter=meter)
         plan = planner.plan(text, entities, question.query_type)
         warnings += list(plan.warnings)
         qtype = plan.query_type
@@ -164,6 +166,7 @@ class MultiStepRetriever(Retriever):
             max(1, cfg.n_rewrites),
             llm=self.llm,
             offline=lambda q: offline_variants(q, self.linker.link),
+            model=self.fast_model,
             meter=meter,
             timeout=self.llm_timeout,
             warnings=warnings,
@@ -248,6 +251,7 @@ class MultiStepRetriever(Retriever):
             exclude={e.title for e in round1[: cfg.top_k_final]},
             gap_terms=list(gap.missing) if gap is not None else [],
             llm=self.llm,
+            model=self.fast_model,
             meter=meter,
             timeout=self.llm_timeout,
             warnings=warnings,

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from kg_agent.language.question import Question
 from kg_agent.llm.client import LLMClient, UsageMeter
 from kg_agent.multistep.config import MultiStepConfig
-from kg_agent.multistep.relevance import quality_telemetry, score_and_rerank
+from kg_agent.multistep.relevance import RELEVANCE_MODEL, quality_telemetry, score_and_rerank
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever, is_graph_found
 from kg_agent.retrieval.stages import passed
 
@@ -49,11 +49,13 @@ class RelevanceLoop:
         authority: Callable[[Evidence], float],
         llm: LLMClient | None = None,
         llm_timeout: float = 15.0,
+        model: str = RELEVANCE_MODEL,
     ) -> None:
         self.config = config
         self.authority = authority
         self.llm = llm
         self.llm_timeout = llm_timeout
+        self.model = model
 
     def apply(self, question: Question, result: RetrievalResult) -> RetrievalResult:
         trace = result.multistep
@@ -69,6 +71,7 @@ class RelevanceLoop:
             question.text,
             candidates,
             llm=self.llm,
+            model=self.model,
             meter=meter,
             timeout=self.llm_timeout,
             authority=self.authority,

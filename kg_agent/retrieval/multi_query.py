@@ -177,7 +177,7 @@ class MultiQueryRetriever(Retriever):
             else:
                 variants = offline_variants(question, self.resolve_entities)
         except LLMError as exc:
-            warnings.append(f"query expansion failed ({exc.kind}): searching the question alone")
+            warnings.append(f"query expansion failed ({exc.brief}): searching the question alone")
         except Exception as exc:  # never let expansion break a query
             warnings.append(
                 f"query expansion failed ({type(exc).__name__}): searching the question alone"

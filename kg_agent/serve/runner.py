@@ -92,7 +92,7 @@ def run_http(
         server_header=False,
     )
     server = _Server(config)
-    _announce(announce, service.agent.store.path, sock, opts, service.agent.llm is None)
+    _announce(announce, service.agent.store.path, sock, opts, describe_llm(service.agent.llm))
     try:
         server.run(sockets=[sock])
     finally:
@@ -171,17 +171,25 @@ def app_from_environment() -> Any:
     return app
 
 
+def describe_llm(client: object) -> str:
+    """``offline``, or the API and server answers are written by (never the key)."""
+    if client is None:
+        return "offline"
+    api, server = getattr(client, "api", None), getattr(client, "server", None)
+    return f"the {api} API at {server}" if api and server else "a model client"
+
+
 def _announce(
     announce: Callable[[str], None] | None,
     db_path: str,
     sock: socket.socket,
     options: ServeOptions,
-    offline: bool | None = None,
+    llm: str | None = None,
 ) -> None:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     procs = f"{options.processes} processes x " if options.processes > 1 else ""
-    mode = "" if offline is None else (", offline" if offline else ", Claude")
+    mode = "" if llm is None else f", {llm}"
     (announce or (lambda m: print(m, file=sys.stderr, flush=True)))(
         f"kg-agent serving {db_path} at http://{shown}:{port}/ "
         f"({procs}{options.workers} workers{mode}); Ctrl-C stops"

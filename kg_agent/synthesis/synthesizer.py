@@ -291,7 +291,10 @@ class ClaudeSynthesizer(Synthesizer):
                 confidence=reading.confidence,
             )
         except LLMError as exc:
-            msg = f"synthesis with {self.model} failed ({exc.kind}): extractive answer"
+            api = getattr(self.llm, "api", None)
+            if isinstance(api, str):  # a reply this class refused: the same server to name
+                exc.located(api, getattr(self.llm, "server", None))
+            msg = f"synthesis with {self.model} failed ({exc.brief}): extractive answer"
             log.warning(msg)
         out = self.fallback.synthesize(question, evidence)
         out.warnings.append(msg)

@@ -1,4 +1,7 @@
-"""A small Messages-API server on 127.0.0.1, so the real ``anthropic`` SDK can be tested offline.
+"""A small model server on 127.0.0.1, so the real ``anthropic`` and ``openai`` SDKs can
+be tested offline: Anthropic's Messages API (``POST /v1/messages``) and OpenAI's chat
+completions (``POST /v1/chat/completions``, base URL :attr:`FakeAnthropic.openai_base_url`),
+the same scripted behaviours answered in either API's shape.
 
 The SDK is never patched: tests point it at :attr:`FakeAnthropic.base_url`. The server
 accepts ``x-api-key: <key>`` or ``Authorization: Bearer <key>`` (401 otherwise),
@@ -35,6 +38,7 @@ from typing import Any
 __all__ = [
     "DEFAULT_KEY",
     "MAX_DELAY_S",
+    "OPENAI_ROUTE",
     "Behaviour",
     "Delay",
     "ErrorReply",
@@ -186,7 +190,13 @@ class RecordedRequest:
 
     @property
     def system(self) -> Any:
-        return (self.body or {}).get("system")
+        """The system prompt (Anthropic's field, or OpenAI's first ``system`` turn)."""
+        body = self.body or {}
+        if "system" in body:
+            return body["system"]
+        turns = body.get("messages") or []
+        first = turns[0] if turns and isinstance(turns[0], dict) else {}
+        return first.get("content") if first.get("role") == "system" else None
 
     @property
     def user_text(self) -> str:
@@ -207,9 +217,16 @@ def _estimate_tokens(text: str) -> int:
     return max(1, math.ceil(len(text) / 4))
 
 
+#: OpenAI's chat-completions route, answered beside Anthropic's ``/v1/messages``.
+OPENAI_ROUTE = "/v1/chat/completions"
+#: Anthropic's stop reasons as OpenAI's finish reasons.
+FINISH_REASONS = {"end_turn": "stop", "max_tokens": "length", "stop_sequence": "stop"}
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    openai = False  # set per request: answer in OpenAI's chat-completions shape
     timeout = 10  # a stuck client cannot pin a handler thread forever
 
     def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
@@ -235,12 +252,15 @@ class _Handler(BaseHTTPRequestHandler):
         if not authorized:
             self._send_error(ErrorReply(401, "authentication_error", "invalid x-api-key"))
             return
-        if self.path.split("?", 1)[0] != "/v1/messages":
+        route = self.path.split("?", 1)[0]
+        if route not in ("/v1/messages", OPENAI_ROUTE):
             self._send_error(ErrorReply(404, "not_found_error", f"no route {self.path}"))
             return
-        if body is None or not {"model", "max_tokens", "messages"} <= body.keys():
+        self.openai = route == OPENAI_ROUTE
+        required = {"model", "messages"} if self.openai else {"model", "max_tokens", "messages"}
+        if body is None or not required <= body.keys():
             self._send_error(
-                ErrorReply(400, "invalid_request_error", "model, max_tokens and messages required")
+                ErrorReply(400, "invalid_request_error", f"{', '.join(sorted(required))} required")
             )
             return
         try:
@@ -280,6 +300,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_message(behaviour, body)
 
     def _send_message(self, reply: TextReply, body: dict[str, Any]) -> None:
+        if self.openai:
+            self._send_completion(reply, body)
+            return
         prompt_chars = json.dumps(body.get("system", "")) + json.dumps(body.get("messages", []))
         content = (
             reply.content if reply.content is not None else [{"type": "text", "text": reply.text}]
@@ -351,7 +374,69 @@ class _Handler(BaseHTTPRequestHandler):
         payload = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
         self._send(200, payload.encode(), content_type="text/event-stream")
 
+    def _send_completion(self, reply: TextReply, body: dict[str, Any]) -> None:
+        """The reply as OpenAI's chat completions give it (streamed as chunks when
+        ``"stream": true``, the usage in a last chunk when asked for)."""
+        prompt_chars = json.dumps(body.get("messages", []))
+        finish = FINISH_REASONS.get(reply.stop_reason, reply.stop_reason)
+        usage = {
+            "prompt_tokens": reply.input_tokens
+            if reply.input_tokens is not None
+            else _estimate_tokens(prompt_chars),
+            "completion_tokens": reply.output_tokens
+            if reply.output_tokens is not None
+            else _estimate_tokens(reply.text),
+        }
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        head = {
+            "id": f"chatcmpl-fake{self.server.fake.next_id():06d}",
+            "created": 1_700_000_000,
+            "model": reply.model or body.get("model", "local-fake"),
+        }
+        if not body.get("stream"):
+            content = None if reply.content == [] else reply.text
+            completion = dict(
+                head,
+                object="chat.completion",
+                choices=[
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": finish,
+                    }
+                ],
+                usage=usage,
+            )
+            self._send(200, json.dumps(completion).encode())
+            return
+        chunk = dict(head, object="chat.completion.chunk")
+        words = reply.text.split(" ") if reply.content != [] else []
+        pieces = [" ".join(words[i : i + 3]) for i in range(0, len(words), 3)]
+        events = [
+            dict(
+                chunk,
+                choices=[{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}],
+            )
+        ]
+        for i, piece in enumerate(pieces):
+            delta = piece if i == len(pieces) - 1 else piece + " "
+            events.append(
+                dict(
+                    chunk,
+                    choices=[{"index": 0, "delta": {"content": delta}, "finish_reason": None}],
+                )
+            )
+        events.append(dict(chunk, choices=[{"index": 0, "delta": {}, "finish_reason": finish}]))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            events.append(dict(chunk, choices=[], usage=usage))
+        payload = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+        self._send(200, payload.encode(), content_type="text/event-stream")
+
     def _send_error(self, err: ErrorReply) -> None:
+        if self.openai:
+            inner = {"message": err.message, "type": err.error_type, "code": None}
+            self._send(err.status, json.dumps({"error": inner}).encode(), headers=err.headers)
+            return
         payload = {"type": "error", "error": {"type": err.error_type, "message": err.message}}
         self._send(err.status, json.dumps(payload).encode(), headers=err.headers)
 
@@ -474,11 +559,19 @@ class FakeAnthropic:
 
     @property
     def message_requests(self) -> list[RecordedRequest]:
-        """Recorded ``POST /v1/messages`` requests, oldest first."""
+        """Recorded model requests (``POST /v1/messages`` or ``/v1/chat/completions``),
+        oldest first."""
         with self._lock:
             return [
-                r for r in self.requests if r.method == "POST" and r.path.startswith("/v1/messages")
+                r
+                for r in self.requests
+                if r.method == "POST" and r.path.split("?", 1)[0] in ("/v1/messages", OPENAI_ROUTE)
             ]
+
+    @property
+    def openai_base_url(self) -> str:
+        """The OpenAI SDK's ``base_url`` (it adds ``/chat/completions``)."""
+        return f"{self.base_url}/v1"
 
     @property
     def last(self) -> RecordedRequest:

@@ -139,6 +139,7 @@ def test_usage_meter_accumulates(fake_anthropic: FakeAnthropic) -> None:
         text("a", input_tokens=1_000_000, output_tokens=0, model="claude-haiku-4-5"),
         text("b", input_tokens=0, output_tokens=1_000_000, model="unknown-model"),
         overloaded(),
+        overloaded(),  # the one retry
     )
     _call(c)
     _call(c)
@@ -167,10 +168,40 @@ def test_rate_limited_fails_fast(client: AnthropicClient, fake_anthropic: FakeAn
 
 
 def test_overloaded(client: AnthropicClient, fake_anthropic: FakeAnthropic) -> None:
-    fake_anthropic.enqueue(overloaded())
+    fake_anthropic.enqueue(overloaded(), overloaded())
     with pytest.raises(LLMError) as info:
         _call(client)
     assert (info.value.kind, info.value.status_code) == ("overloaded", 529)
+    assert len(fake_anthropic.message_requests) == 2  # one retry, then the error
+    assert info.value.source == f"the anthropic API at {fake_anthropic.base_url}"
+
+
+@pytest.mark.parametrize(
+    "first",
+    [overloaded(), server_error(), rate_limited(retry_after=0.1)],
+    ids=["529", "500", "429-short-wait"],
+)
+def test_one_retry_where_it_can_help(
+    client: AnthropicClient, fake_anthropic: FakeAnthropic, first: object
+) -> None:
+    fake_anthropic.enqueue(first, text("recovered"))  # type: ignore[arg-type]
+    assert _call(client).text == "recovered"
+    assert len(fake_anthropic.message_requests) == 2
+
+
+@pytest.mark.parametrize(
+    "first",
+    [error(400, "invalid_request_error", "bad"), rate_limited(retry_after=30), delay(2.0)],
+    ids=["400", "429-long-wait", "timeout"],
+)
+def test_no_retry_where_it_cannot_help(fake_anthropic: FakeAnthropic, first: object) -> None:
+    fake_anthropic.enqueue(first, text("never read"))  # type: ignore[arg-type]
+    with (
+        AnthropicClient(DEFAULT_KEY, base_url=fake_anthropic.base_url, timeout=0.5) as c,
+        pytest.raises(LLMError),
+    ):
+        _call(c)
+    assert len(fake_anthropic.message_requests) == 1
 
 
 @pytest.mark.parametrize(
@@ -180,7 +211,7 @@ def test_overloaded(client: AnthropicClient, fake_anthropic: FakeAnthropic) -> N
 def test_other_statuses_are_api_errors(
     client: AnthropicClient, fake_anthropic: FakeAnthropic, behaviour: object, status: int
 ) -> None:
-    fake_anthropic.enqueue(behaviour)  # type: ignore[arg-type]
+    fake_anthropic.enqueue(behaviour, behaviour)  # type: ignore[arg-type]
     with pytest.raises(LLMError) as info:
         _call(client)
     assert (info.value.kind, info.value.status_code) == ("api_error", status)
@@ -417,7 +448,7 @@ def test_stream_failures_are_llm_errors(fake_anthropic: FakeAnthropic) -> None:
     broken = (
         f"event: message_start\ndata: {json.dumps(start)}\n\nevent: content_block_delta\ndata: {{"
     )
-    fake_anthropic.enqueue(overloaded(), raw(200, broken, "text/event-stream"))
+    fake_anthropic.enqueue(overloaded(), overloaded(), raw(200, broken, "text/event-stream"))
     for kind in ("overloaded", None):
         with pytest.raises(LLMError) as caught:
             c.stream(model=MODEL, system="", prompt="Q?", on_text=lambda _: None)

@@ -388,14 +388,17 @@ def test_claude_entities_that_resolve_to_nothing_fall_back_to_the_graph(
 def test_claude_overloaded_falls_back_to_graph_neighbours(
     fake_anthropic: FakeAnthropic, client: AnthropicClient
 ) -> None:
-    fake_anthropic.enqueue(overloaded())
+    fake_anthropic.enqueue(overloaded(), overloaded())
     graph = Graph()
     warnings: list[str] = []
     meter = UsageMeter()
     out = run(graph, llm=client, meter=meter, warnings=warnings)
-    assert len(fake_anthropic.message_requests) == 1  # no retry
+    assert len(fake_anthropic.message_requests) == 2  # one retry
     assert meter.failures == 1
-    assert warnings == ["bridge extraction failed (overloaded): using graph neighbours"]
+    source = f"the anthropic API at {fake_anthropic.base_url}"
+    assert warnings == [
+        f"bridge extraction failed (overloaded from {source}): using graph neighbours"
+    ]
     assert out.source == "offline" and out.triggered is True
     assert out.entities == ["Steven Spielberg", "Roy Scheider"]
     assert out.queries == ["Steven Spielberg birthplace", "Roy Scheider birthplace"]

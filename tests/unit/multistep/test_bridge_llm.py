@@ -176,12 +176,13 @@ def test_garbage_reply_raises_bad_response(
 def test_api_failure_propagates_and_is_counted(
     fake_server: FakeAnthropic, client: AnthropicClient, behaviour: object, kind: str
 ) -> None:
-    fake_server.enqueue(behaviour)  # type: ignore[arg-type]
+    fake_server.enqueue(behaviour, behaviour)  # type: ignore[arg-type]  # and its retry
     meter = UsageMeter()
     with pytest.raises(LLMError) as info:
         llm_bridge_entities(QUESTION, EVIDENCE, client, meter=meter)
     assert info.value.kind == kind
     assert meter.calls == 0 and meter.failures == 1
+    assert len(fake_server.message_requests) == 2
 
 
 # --------------------------------------------------------------------------- pure helpers

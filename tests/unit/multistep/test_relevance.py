@@ -230,7 +230,7 @@ def test_parallel_scoring_one_overloaded_gives_none_for_it(
     assert scores == [pytest.approx(0.9), pytest.approx(0.6), pytest.approx(0.4), None]
     assert meter.calls == 3 and meter.failures == 1
     requests = fake_server.message_requests
-    assert len(requests) == 4
+    assert len(requests) == 5  # Zebra's 529 is retried once
     assert all(r.body is not None and r.body["model"] == RELEVANCE_MODEL for r in requests)
     assert all(QUESTION in r.user_text for r in requests)
 

@@ -66,8 +66,11 @@ def test_a_reply_cut_off_at_max_tokens_is_no_answer() -> None:
             TextReply("Short answer: Charles Babbage\nIt was designed by", stop_reason="max_tokens")
         )
         out = _synth(fake).synthesize(QUESTION, [ENGINE, BABBAGE])
+        source = f"the anthropic API at {fake.base_url}"
     assert out.mode == "extractive"
-    assert out.warnings == ["synthesis with claude-test failed (cut_off): extractive answer"]
+    assert out.warnings == [
+        f"synthesis with claude-test failed (cut_off from {source}): extractive answer"
+    ]
     assert "Charles Babbage" in out.answer  # the offline reader's answer, from the evidence
 
 
@@ -88,8 +91,11 @@ def test_no_short_answer_line_after_the_repair_gives_the_offline_answer() -> Non
     with fake_anthropic_server() as fake:
         fake.enqueue(text("Babbage, I think [1]."), text("Still Babbage [1]."))
         out = _synth(fake).synthesize(QUESTION, [ENGINE, BABBAGE])
+        source = f"the anthropic API at {fake.base_url}"
     assert out.mode == "extractive"
-    assert out.warnings == ["synthesis with claude-test failed (bad_response): extractive answer"]
+    assert out.warnings == [
+        f"synthesis with claude-test failed (bad_response from {source}): extractive answer"
+    ]
 
 
 @pytest.mark.parametrize(
