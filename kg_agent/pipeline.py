@@ -74,6 +74,11 @@ __all__ = ["GraphComponents", "QueryPipeline", "build_pipeline"]
 PIPELINE_CACHE = 32
 
 
+#: Searches of a parallel plan run at once (threads; the embedder and the store's
+#: per-thread connections release the GIL for most of a search).
+PARALLEL_STEP_SEARCHES = 4
+
+
 class GraphComponents:
     """A graph's shared parts, each built once, on first use, and its pipelines.
 
@@ -166,6 +171,9 @@ class GraphComponents:
                 llm_timeout=llm_timeout,
                 route=route,
                 fast_model=fast_model,
+                # a read-only store gives each thread its own connection: a parallel
+                # plan's searches can run at once; a writer's one connection cannot
+                concurrent_steps=PARALLEL_STEP_SEARCHES if self.store.read_only else 1,
             ),
         )
         return out

@@ -92,6 +92,15 @@ class LLMError(KGAgentError):
             self.api, self.server = api, server
         return self
 
+    def located_at(self, client: object) -> LLMError:
+        """Name ``client``'s API and server (for a reply its caller refused: JSON that
+        does not parse, a missing line), when the client has them."""
+        api = getattr(client, "api", None)
+        if isinstance(api, str) and api:
+            server = getattr(client, "server", None)
+            self.located(api, server if isinstance(server, str) else None)
+        return self
+
     @property
     def brief(self) -> str:
         """Kind and source, for one warning line: ``overloaded from the openai API at

@@ -24,6 +24,7 @@ from typing import Any
 
 from kg_agent.llm.client import LLMClient, LLMError, UsageMeter
 from kg_agent.multistep.bridge_llm import BRIDGE_MODEL, llm_bridge_entities
+from kg_agent.multistep.budget import Budget
 from kg_agent.multistep.config import MultiStepConfig
 from kg_agent.multistep.gaps import fold
 from kg_agent.retrieval.base import Evidence
@@ -72,6 +73,19 @@ def claim_tokens(evidence: Sequence[Evidence]) -> set[str]:
     return out
 
 
+def _leads(entities: Sequence[str], top: Sequence[Evidence]) -> dict[str, str]:
+    """Each bridge entity's antecedent: the best round-1 article whose text names it (a
+    link is written in the text that holds it), else the best round-1 article."""
+    texts = [(e.title, fold(f"{e.title} {e.content}")) for e in top]
+    out: dict[str, str] = {}
+    for entity in entities:
+        name = fold(entity.split(" (")[0])
+        out[entity] = next(
+            (t for t, text in texts if name and name in text and t != entity), top[0].title
+        )
+    return out
+
+
 def bridge_round(
     question: str,
     round1: Sequence[Evidence],
@@ -89,13 +103,15 @@ def bridge_round(
     meter: UsageMeter | None = None,
     timeout: float = 15.0,
     warnings: list[str] | None = None,
+    budget: Budget | None = None,
 ) -> BridgeOutcome:
     """Run the gated bridge round; never raises (a failure is a warning, round 1 stands).
 
     ``neighbours`` maps titles to their graph neighbours, ``score_titles`` gives
     each title's best section for the question, ``search`` runs a bridge query,
     ``resolve`` maps an extracted name to article titles, ``exclude`` holds the
-    titles already collected.
+    titles already collected. ``budget``: the query's budgets, asked before the model
+    call (refused: the graph's neighbours, as offline).
     """
     out = BridgeOutcome()
     if config.bridge_max_queries == 0 or not round1:
@@ -110,17 +126,23 @@ def bridge_round(
     top_titles = list(dict.fromkeys(e.title for e in top))
     try:
         entities: list[str] = []
-        if llm is not None:
+        if llm is not None and (budget is None or budget.allows("bridge extraction")):
             try:
                 ext = llm_bridge_entities(
-                    question, top, llm, model=model, meter=meter, timeout=timeout
+                    question,
+                    top,
+                    llm,
+                    model=model,
+                    meter=meter,
+                    timeout=timeout if budget is None else budget.timeout(timeout),
                 )
                 out.source, out.gaps = "claude", list(ext.gaps)
                 out.dropped_entities = list(ext.dropped)
                 for name in ext.entities:
                     entities += [t for t in resolve(name) if t not in entities]
             except LLMError as exc:
-                msg = f"bridge extraction failed ({exc.brief}): using graph neighbours"
+                reason = exc.located_at(llm).brief
+                msg = f"bridge extraction failed ({reason}): using graph neighbours"
                 log.warning(msg)
                 if warnings is not None:
                     warnings.append(msg)
@@ -132,6 +154,7 @@ def bridge_round(
             entities = sorted(scored, key=lambda t: -scored[t].similarity)
         entities = [t for t in entities if t not in exclude][: config.bridge_max_queries]
         out.entities = entities
+        led_by = _leads(entities, top)
         gap = " ".join(list(out.gaps)[:1] or list(gap_terms)[:3])
         tokens = claim_tokens(top)
         seen = {e.section_id for e in round1}
@@ -151,13 +174,14 @@ def bridge_round(
                 if names_entity and any(tok in text for tok in tokens):
                     boost += config.bridge_linked_boost
                     provenance = "bridge_linked"
-                    out.antecedents[ev.section_id] = top_titles[0]
+                    out.antecedents[ev.section_id] = led_by[entity]
                 out.evidence.append(
                     dataclasses.replace(
                         ev,
                         score=BRIDGE_OFFSET + ev.similarity + boost,
                         source=provenance,
                         scores={**ev.scores, "bridge_boost": boost},
+                        reached_from=out.antecedents.get(ev.section_id),
                     )
                 )
     except Exception as exc:  # the bridge round must never break a query

@@ -36,6 +36,7 @@ __all__ = [
     "PlanPattern",
     "PlanSource",
     "PlanStep",
+    "StepAction",
     "StepPlanner",
     "parse_plan",
     "rule_plan",
@@ -49,19 +50,31 @@ MAX_QUERY_CHARS = 500
 
 PlanPattern = Literal["sequential", "parallel", "conditional"]
 PlanSource = Literal["rule", "llm"]
+StepAction = Literal["search", "refine", "bridge", "synthesize"]
 _PATTERNS: tuple[str, ...] = get_args(PlanPattern)
 _SOURCES: tuple[str, ...] = get_args(PlanSource)
+_ACTIONS: tuple[str, ...] = get_args(StepAction)
 
 # ---------------------------------------------------------------------------- plan objects
 
 
 @dataclass(frozen=True)
 class PlanStep:
-    """One search: its query, what it is after (``focus``), and the 0-based steps it needs."""
+    """One step: its query, what it is after (``focus``), the 0-based steps it needs, and
+    what it does (``action``):
+
+    - ``"search"``: search the query; with ``depends_on``, the query is built from what
+      those steps found (``{0}`` in it stands for step 0's finding, else the finding is
+      added to the query; :func:`~kg_agent.multistep.execute.dependent_query`);
+    - ``"refine"``: search the query with the gap still open added to it;
+    - ``"bridge"``: the bridge round, which reads what the steps before it found;
+    - ``"synthesize"``: nothing more to search: the plan is complete here.
+    """
 
     query: str
     focus: str = ""
     depends_on: tuple[int, ...] = ()
+    action: StepAction = "search"
 
     def __post_init__(self) -> None:
         if not isinstance(self.query, str) or not self.query.strip():
@@ -75,6 +88,10 @@ class PlanStep:
         for dep in self.depends_on:
             if isinstance(dep, bool) or not isinstance(dep, int) or dep < 0:
                 raise InvalidArgumentError(f"depends_on holds {dep!r}, not a step index >= 0")
+        if self.action not in _ACTIONS:
+            raise InvalidArgumentError(
+                f"plan step action must be one of {_ACTIONS}, got {self.action!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -175,7 +192,10 @@ def rule_plan(
     question = _clip(query.strip())
     return Plan(
         "sequential",
-        (PlanStep(question, focus="question"), PlanStep(question, "bridge", depends_on=(0,))),
+        (
+            PlanStep(question, focus="question"),
+            PlanStep(question, "bridge", depends_on=(0,), action="bridge"),
+        ),
         qtype,
     )
 
@@ -186,11 +206,16 @@ _SYSTEM = (
     "You plan searches over a Wikipedia knowledge graph to answer one question. "
     "Reply with JSON only: "
     '{"pattern": "sequential" | "parallel" | "conditional", '
-    '"steps": [{"query": "...", "focus": "...", "depends_on": [0]}]}. '
+    '"steps": [{"query": "...", "focus": "...", "depends_on": [0], '
+    '"action": "search" | "refine" | "synthesize"}]}. '
     f"Use 1 to {MAX_PLAN_STEPS} steps. Each query is a short search string (at most "
     f"{MAX_QUERY_CHARS} characters) that keeps the names from the question. depends_on "
     "lists the 0-based indices of earlier steps whose results the step needs (the first "
-    "step is 0); use [] for none. Parallel plans have no dependencies."
+    "step is 0); use [] for none. In a dependent step's query, write {0} where what step 0 "
+    "finds belongs (e.g. 'birthplace of {0}'). Parallel plans have no dependencies and run "
+    "at once; in a conditional plan, the steps after the first run only while something "
+    "is still missing. action: search (default); refine (search again for what is still "
+    "missing); synthesize (last: the evidence is complete)."
 )
 
 
@@ -234,7 +259,7 @@ class StepPlanner:
             return self._llm_plan(self.llm, query, entities, fallback.query_type)
         except Exception as exc:  # never raise on the model's account
             if isinstance(exc, LLMError):
-                why = one_line(exc)
+                why = f"{one_line(exc)}; {exc.located_at(self.llm).source}"
             elif isinstance(exc, InvalidArgumentError):
                 why = f"invalid plan: {one_line(exc)}"
             else:
@@ -291,5 +316,13 @@ def parse_plan(data: Any, query_type: QueryType) -> Plan:
             isinstance(d, int) and not isinstance(d, bool) for d in deps
         ):
             raise InvalidArgumentError(f"step {i} depends_on is not a list of step indices")
-        steps.append(PlanStep(query.strip(), focus, tuple(sorted(set(deps)))))
+        action = raw.get("action") or "search"
+        if not isinstance(action, str) or action.strip().lower() not in _ACTIONS:
+            raise InvalidArgumentError(f"step {i} action {action!r} is not one of {_ACTIONS}")
+        action = action.strip().lower()
+        if not query.strip() and action == "synthesize":
+            query = "synthesize"  # a synthesize step searches nothing; its query is a label
+        steps.append(
+            PlanStep(query.strip(), focus, tuple(sorted(set(deps))), cast(StepAction, action))
+        )
     return Plan(cast(PlanPattern, pattern), tuple(steps), query_type, "llm")

@@ -35,6 +35,7 @@ from kg_agent.llm.client import (
     metered_complete,
     parse_json_reply,
 )
+from kg_agent.multistep.budget import Budget
 from kg_agent.retrieval.base import Evidence
 from kg_agent.retrieval.multi_query import rephrase
 from kg_agent.retrieval.quality import content_words
@@ -59,6 +60,8 @@ log = logging.getLogger(__name__)
 
 REWRITE_MODEL = FAST_MODEL
 RELEVANCE_MODEL = FAST_MODEL
+#: The budget's name for these calls (in the trace and the warnings).
+RELEVANCE_CALL = "relevance scoring"
 MAX_QUESTION_CHARS = 500
 MAX_SECTION_CHARS = 1200
 
@@ -152,7 +155,8 @@ def rewrite_queries(
         try:
             add(rephrase(question, n - 1, llm, model=model, meter=meter, timeout=timeout))
         except LLMError as exc:
-            _warn(f"query rewriting failed ({exc.brief}): using offline rephrasings", warnings)
+            reason = exc.located_at(llm).brief
+            _warn(f"query rewriting failed ({reason}): using offline rephrasings", warnings)
             use_offline = True
     if use_offline or len(out) < n:
         try:
@@ -267,7 +271,13 @@ def _score_one(
     model: str,
     meter: UsageMeter | None,
     timeout: float,
+    budget: Budget | None = None,
 ) -> float | None:
+    if budget is not None:
+        # asked as each call starts: the calls after the budget runs out are not made
+        if not budget.allows(RELEVANCE_CALL):
+            return None
+        timeout = budget.timeout(timeout)
     try:
         reply = metered_complete(
             client,
@@ -304,6 +314,7 @@ def llm_relevance_scores(
     meter: UsageMeter | None = None,
     timeout: float = 15.0,
     max_workers: int = 4,
+    budget: Budget | None = None,
 ) -> list[float | None]:
     """One Claude relevance score in [0, 1] per item, in input order; ``None`` where it failed.
 
@@ -316,7 +327,16 @@ def llm_relevance_scores(
     workers = max(1, min(int(max_workers), len(evidence)))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kg-relevance") as pool:
         futures = [
-            pool.submit(_score_one, question, ev, client, model=model, meter=meter, timeout=timeout)
+            pool.submit(
+                _score_one,
+                question,
+                ev,
+                client,
+                model=model,
+                meter=meter,
+                timeout=timeout,
+                budget=budget,
+            )
             for ev in evidence
         ]
         return [f.result() for f in futures]
@@ -357,6 +377,7 @@ def score_and_rerank(
     relevance_threshold: float = 0.2,
     warnings: list[str] | None = None,
     max_workers: int = 4,
+    budget: Budget | None = None,
 ) -> RelevanceOutcome:
     """Score relevance, drop what is under the threshold, rerank by relevance x authority.
 
@@ -389,30 +410,39 @@ def score_and_rerank(
                 meter=meter,
                 timeout=timeout,
                 max_workers=max_workers,
+                budget=budget,
             )
         except Exception as exc:  # llm_relevance_scores does not raise; belt and braces
             log.warning("relevance scoring raised %s", type(exc).__name__)
             llm_scores = [None] * len(items)
-        failed = sum(1 for s in llm_scores if s is None)
+        skipped = sum(
+            stop["skipped"]
+            for stop in (budget.stops if budget is not None else [])
+            if stop["call"] == RELEVANCE_CALL
+        )
+        for line in budget.describe() if budget is not None else []:
+            if line.startswith(RELEVANCE_CALL):
+                _warn(line, warnings)
+        failed = sum(1 for s in llm_scores if s is None) - skipped
+        scored = len(items) - failed - skipped
+        outcome.path = "claude" if scored == len(items) else "offline" if not scored else "mixed"
         if failed == len(items):
-            outcome.path = "offline"
             _warn(
                 f"relevance scoring failed for all {failed} item(s): using offline scores",
                 warnings,
             )
             outcome.notes.append(f"relevance: offline scores for all {failed} item(s)")
         elif failed:
-            outcome.path = "mixed"
             _warn(
                 f"relevance scoring failed for {failed} of {len(items)} item(s): "
                 "using offline scores for them",
                 warnings,
             )
+            outcome.notes.append(f"relevance: Claude scored {scored} item(s), offline {failed}")
+        if skipped:
             outcome.notes.append(
-                f"relevance: Claude scored {len(items) - failed} item(s), offline {failed}"
+                f"relevance: offline scores for {skipped} item(s) the budget stopped"
             )
-        else:
-            outcome.path = "claude"
 
     ranked: list[tuple[float, int, Evidence, dict[str, float]]] = []
     below: list[str] = []

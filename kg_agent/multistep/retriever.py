@@ -28,7 +28,15 @@ from kg_agent.language.complexity import Complexity
 from kg_agent.language.question import Question, as_question
 from kg_agent.llm.client import FAST_MODEL, LLMClient, UsageMeter
 from kg_agent.multistep.bridge import BridgeOutcome, bridge_round
+from kg_agent.multistep.budget import Budget
 from kg_agent.multistep.config import MultiStepConfig
+from kg_agent.multistep.execute import (
+    PlanCursor,
+    Prefetch,
+    dependent_query,
+    focus_found,
+    step_finding,
+)
 from kg_agent.multistep.gaps import GapResult, detect_gap
 from kg_agent.multistep.novelty import novelty_filter
 from kg_agent.multistep.planner import StepPlanner
@@ -75,9 +83,11 @@ class MultiStepRetriever(Retriever):
         llm_timeout: float = 15.0,
         route: Complexity | str | None = None,
         fast_model: str = FAST_MODEL,
+        concurrent_steps: int = 1,
     ) -> None:
         self.single = single
         self.fast_model = fast_model
+        self.concurrent_steps = concurrent_steps
         self.base = base
         self.linker = linker
         self.config = config or MultiStepConfig()
@@ -154,21 +164,23 @@ class MultiStepRetriever(Retriever):
                 seconds=time.perf_counter() - t_start,
             )
 
-        planner = StepPlanner(self.llm, self.fast_model, timeout=self.llm_timeout, meter=meter)
+        budget = Budget(cfg.max_cost_usd, cfg.max_latency_s, meter, started=t_start)
+        planning = self.llm if self.llm is not None and budget.allows("planning") else None
+        planner = StepPlanner(
+            planning, self.fast_model, timeout=budget.timeout(self.llm_timeout), meter=meter
+        )
         plan = planner.plan(text, entities, question.query_type)
         warnings += list(plan.warnings)
         qtype = plan.query_type
-        queue = [s.query for s in plan.steps if not s.depends_on]
-        if not queue or queue[0] != text:
-            queue.insert(0, text)
+        rewriting = self.llm if self.llm is not None and budget.allows("rephrasing") else None
         rewrites = rewrite_queries(
             text,
             max(1, cfg.n_rewrites),
-            llm=self.llm,
+            llm=rewriting,
             offline=lambda q: offline_variants(q, self.linker.link),
             model=self.fast_model,
             meter=meter,
-            timeout=self.llm_timeout,
+            timeout=budget.timeout(self.llm_timeout),
             warnings=warnings,
         )
         stop = StopCriteria(cfg)
@@ -176,64 +188,110 @@ class MultiStepRetriever(Retriever):
         steps: list[StepTrace] = []
         stop_reason = None
         gap: GapResult | None = None
+        wide = max(cfg.top_k_each_step, cfg.top_k_final * 3)
+
+        def search(q: str) -> list[Evidence]:
+            # the question itself is searched with its reading (linked once)
+            return self.single.search(question if q == text else q, wide).evidence
+
+        cursor = PlanCursor(plan)
+        cursor.consume_question(text)
+        prefetch = Prefetch(
+            search,
+            [
+                st.query
+                for i, st in enumerate(plan.steps)
+                if i not in cursor.done and st.action == "search" and not st.depends_on
+            ]
+            if plan.pattern == "parallel"
+            else [],
+            self.concurrent_steps,
+        )
         step_no = 0
-        query = queue.pop(0)
-        kind = "plan"
-        while True:
-            step_no += 1
-            t0 = time.perf_counter()
-            queries = rewrites if step_no == 1 else [query]
-            found: list[Evidence] = []
-            for i, q in enumerate(queries):
-                # the question itself is searched with its reading (linked once)
-                asked: Query = question if q == text else q
-                res = self.single.search(
-                    asked,
-                    cfg.top_k_each_step if i else max(cfg.top_k_each_step, cfg.top_k_final * 3),
+        running: int | None = 0 if 0 in cursor.done else None  # the plan step being run
+        query, kind = text, "plan"
+        try:
+            while True:
+                step_no += 1
+                t0 = time.perf_counter()
+                queries = rewrites if step_no == 1 else [query]
+                found: list[Evidence] = []
+                for i, q in enumerate(queries):
+                    if i == 0:
+                        found += search(q) if step_no == 1 else prefetch.take(q)
+                    else:
+                        found += self.single.search(q, cfg.top_k_each_step).evidence
+                fresh = [e for e in found if e.section_id not in pool]
+                fresh = novelty_filter(
+                    fresh, [e.content for e in pool.values()], cfg.novelty_threshold
                 )
-                found += res.evidence
-            fresh = [e for e in found if e.section_id not in pool]
-            fresh = novelty_filter(fresh, [e.content for e in pool.values()], cfg.novelty_threshold)
-            for e in fresh:
-                if e.section_id not in pool:
-                    # later steps answer a narrower query: rank below the question's own hits
-                    pool[e.section_id] = e if step_no == 1 else _demote(e, 0.5)
-            gap = detect_gap(text, qtype, list(pool.values()), entities=entities)
-            elapsed = time.perf_counter() - t_start
-            reason = stop.check(
-                step_no,
-                len(fresh),
-                len(pool),
-                gap,
-                elapsed,
-                float(meter.as_dict().get("cost_usd", 0.0)),
-            )
-            # a planned step still queued (a per-entity or per-year search) runs
-            # even when no gap is detected, within max_steps
-            planned_left = bool(queue) and step_no < cfg.max_steps
-            if reason is StopReason.NO_GAP and planned_left:
-                reason = None
-            steps.append(
-                StepTrace(
-                    step=step_no,
-                    query=" | ".join(queries),
-                    query_type=qtype.value,
-                    kind=kind,
-                    results=len(found),
-                    new_evidence=len(fresh),
-                    gap=_gap_dict(gap),
-                    gate="",
-                    stop_reason=reason.value if reason else None,
-                    seconds=round(time.perf_counter() - t0, 4),
+                for e in fresh:
+                    if e.section_id not in pool:
+                        # later steps answer a narrower query: rank below the question's hits
+                        pool[e.section_id] = e if step_no == 1 else _demote(e, 0.5)
+                finding = None
+                if running is not None:
+                    cursor.done.add(running)
+                    finding = cursor.findings[running] = step_finding(found, entities)
+                gap = detect_gap(text, qtype, list(pool.values()), entities=entities)
+                elapsed = time.perf_counter() - t_start
+                reason = stop.check(
+                    step_no,
+                    len(fresh),
+                    len(pool),
+                    gap,
+                    elapsed,
+                    float(meter.as_dict().get("cost_usd", 0.0)),
                 )
-            )
-            if reason is not None:
-                stop_reason = reason.value
-                break
-            if queue:
-                query, kind = queue.pop(0), "plan"
-            else:
-                query, kind = refine_query(text, gap), "refine"
+                # a planned step still queued (a per-entity or per-year search) runs even
+                # when no gap is detected, within max_steps; a conditional plan's later
+                # steps run only on a gap
+                planned_left = cursor.left and step_no < cfg.max_steps
+                if reason is StopReason.NO_GAP and planned_left and plan.pattern != "conditional":
+                    reason = None
+                upcoming = cursor.next()
+                if reason is None and upcoming is not None and upcoming[1].action == "synthesize":
+                    cursor.done.add(upcoming[0])
+                    reason = StopReason.PLAN_COMPLETE
+                elif (
+                    reason is None
+                    and plan.source == "llm"
+                    and cursor.complete
+                    and all(focus_found(st, list(pool.values())) for st in plan.steps)
+                ):
+                    reason = StopReason.PLAN_COMPLETE
+                steps.append(
+                    StepTrace(
+                        step=step_no,
+                        query=" | ".join(queries),
+                        query_type=qtype.value,
+                        kind=kind,
+                        results=len(found),
+                        new_evidence=len(fresh),
+                        gap=_gap_dict(gap),
+                        gate="",
+                        stop_reason=reason.value if reason else None,
+                        seconds=round(time.perf_counter() - t0, 4),
+                        plan_step=running,
+                        finding=finding,
+                    )
+                )
+                if reason is not None:
+                    stop_reason = reason.value
+                    break
+                upcoming = cursor.next()
+                if upcoming is None:
+                    running, query, kind = None, refine_query(text, gap), "refine"
+                    continue
+                running, st = upcoming
+                if st.action == "refine":
+                    query, kind = refine_query(st.query, gap), "refine"
+                elif st.depends_on:
+                    query, kind = dependent_query(st, cursor.findings), "dependent"
+                else:
+                    query, kind = st.query, "plan"
+        finally:
+            prefetch.close()
 
         round1 = sorted(pool.values(), key=lambda e: -e.score)
         top = round1[: cfg.bridge_top_evidence]
@@ -255,7 +313,11 @@ class MultiStepRetriever(Retriever):
             meter=meter,
             timeout=self.llm_timeout,
             warnings=warnings,
+            budget=budget,
         )
+        for line in budget.describe():
+            log.warning(line)
+            warnings.append(line)
         added = 0
         for e in bridge.evidence:
             if e.section_id not in pool:
@@ -285,13 +347,19 @@ class MultiStepRetriever(Retriever):
                 "source": plan.source,
                 "query_type": qtype.value,
                 "steps": [
-                    {"query": s.query, "focus": s.focus, "depends_on": list(s.depends_on)}
+                    {
+                        "query": s.query,
+                        "focus": s.focus,
+                        "depends_on": list(s.depends_on),
+                        "action": s.action,
+                    }
                     for s in plan.steps
                 ],
             },
             steps=tuple(steps),
             bridge_round_stats=bridge.stats(),
             stop_reason=stop_reason,
+            budget_stops=tuple(budget.stops),
             pool=tuple(sorted(pool.values(), key=lambda e: -e.score)),
             rewrites=tuple(rewrites),
             round1_quality=quality,

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from kg_agent.language.question import Question
 from kg_agent.llm.client import LLMClient, UsageMeter
+from kg_agent.multistep.budget import Budget
 from kg_agent.multistep.config import MultiStepConfig
 from kg_agent.multistep.relevance import RELEVANCE_MODEL, quality_telemetry, score_and_rerank
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever, is_graph_found
@@ -67,6 +68,16 @@ class RelevanceLoop:
         warnings: list[str] = []
         width = max(cfg.rerank_top_k, cfg.top_k_final)
         candidates = _distinct_titles_first(result.evidence, 2 * width)
+        # the retriever's spending counts: one budget over the query's model calls
+        spent = result.usage.as_dict()["cost_usd"] if result.usage is not None else 0.0
+        budget = Budget(
+            cfg.max_cost_usd,
+            cfg.max_latency_s,
+            meter,
+            started=t0,
+            spent_usd=float(spent),
+            spent_s=trace.seconds,
+        )
         outcome = score_and_rerank(
             question.text,
             candidates,
@@ -74,6 +85,7 @@ class RelevanceLoop:
             model=self.model,
             meter=meter,
             timeout=self.llm_timeout,
+            budget=budget,
             authority=self.authority,
             rerank_top_k=cfg.rerank_top_k,
             relevance_threshold=cfg.relevance_threshold,
@@ -105,7 +117,9 @@ class RelevanceLoop:
         )
         out.usage = usage
         out.warnings = [*result.warnings, *warnings]
-        out.multistep = trace.with_quality(quality_telemetry(trace.rewrites, outcome), warnings)
+        out.multistep = trace.with_quality(
+            quality_telemetry(trace.rewrites, outcome), warnings, budget.stops
+        )
         return out
 
 

@@ -36,6 +36,9 @@ class StopReason(str, Enum):
     NO_NEW_EVIDENCE = "no_new_evidence"
     LATENCY_BUDGET = "latency_budget"
     COST_BUDGET = "cost_budget"
+    #: the plan is done: a ``synthesize`` step came, or a model's plan ran every step
+    #: and found each step's focus (the completeness stop)
+    PLAN_COMPLETE = "plan_complete"
 
 
 def _count(name: str, value: int, low: int) -> None:

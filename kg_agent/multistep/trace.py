@@ -30,6 +30,10 @@ class StepTrace:
     gate: str
     stop_reason: str | None
     seconds: float
+    #: the plan step this step ran (0-based), and what it found that the question does
+    #: not name (what a step that depends on it searches for)
+    plan_step: int | None = None
+    finding: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +59,26 @@ class MultiStepTrace:
     quality: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     seconds: float = 0.0
+    #: model calls a budget stopped: {"call", "budget" ("cost"/"latency"), "spent",
+    #: "limit", "skipped"} (the relevance stage adds its own)
+    budget_stops: tuple[dict[str, Any], ...] = ()
 
     @property
     def simple(self) -> bool:
         return self.route == "simple"
 
-    def with_quality(self, quality: dict[str, Any], warnings: list[str]) -> MultiStepTrace:
-        """A copy with the relevance loop's telemetry and warnings added."""
+    def with_quality(
+        self,
+        quality: dict[str, Any],
+        warnings: list[str],
+        budget_stops: list[dict[str, Any]] | tuple[dict[str, Any], ...] = (),
+    ) -> MultiStepTrace:
+        """A copy with the relevance loop's telemetry, warnings and budget stops added."""
         return dataclasses.replace(
-            self, quality=dict(quality), warnings=(*self.warnings, *warnings)
+            self,
+            quality=dict(quality),
+            warnings=(*self.warnings, *warnings),
+            budget_stops=(*self.budget_stops, *budget_stops),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -79,6 +94,7 @@ class MultiStepTrace:
             "steps": [asdict(s) for s in self.steps],
             "stop_reason": self.stop_reason,
             "bridge_round_stats": self.bridge_round_stats,
+            "budget_stops": [dict(b) for b in self.budget_stops],
             **quality,
             "warnings": list(self.warnings),
             "seconds": round(self.seconds, 4),

@@ -64,6 +64,8 @@ class Evidence:
     source: str = "semantic"
     scores: dict[str, float] = field(default_factory=dict)
     fact: FactStatement | None = None
+    #: for a section the bridge round reached: the first-round article it followed
+    reached_from: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

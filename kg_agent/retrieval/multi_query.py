@@ -177,7 +177,8 @@ class MultiQueryRetriever(Retriever):
             else:
                 variants = offline_variants(question, self.resolve_entities)
         except LLMError as exc:
-            warnings.append(f"query expansion failed ({exc.brief}): searching the question alone")
+            reason = exc.located_at(self.llm).brief
+            warnings.append(f"query expansion failed ({reason}): searching the question alone")
         except Exception as exc:  # never let expansion break a query
             warnings.append(
                 f"query expansion failed ({type(exc).__name__}): searching the question alone"

@@ -120,20 +120,28 @@ CHAIN_HEADING = "Chain-linked evidence"
 
 
 def chain_text(items: Sequence[tuple[int, Evidence]]) -> str:
-    """Pair each bridge-linked source with its first-round antecedent: "[4] ← [1]".
+    """Pair each bridge-linked source with its own first-round antecedent: "[4] ← [1]".
 
-    The antecedent is the best-ranked first-round source (what the bridge
-    round read); empty when nothing was reached through the bridge round.
+    The antecedent is the article the bridge round followed to reach the source
+    (``Evidence.reached_from``): its number when it is among the sources, its title
+    alone when it is not; empty when nothing was reached through the bridge round.
     """
-    antecedent = next(((n, e) for n, e in items if e.source != "bridge_linked"), None)
+    first: dict[str, int] = {}
+    for n, e in items:
+        if e.source != "bridge_linked":
+            first.setdefault(e.title, n)
     lines = []
     for n, e in items:
-        if e.source == "bridge_linked":
-            if antecedent is not None:
-                a, ae = antecedent
-                lines.append(f"[{n}] {e.title} ← reached from [{a}] {ae.title}")
-            else:
-                lines.append(f"[{n}] {e.title}")
+        if e.source != "bridge_linked":
+            continue
+        if e.reached_from is None:
+            lines.append(f"[{n}] {e.title}")
+        elif e.reached_from in first:
+            lines.append(
+                f"[{n}] {e.title} ← reached from [{first[e.reached_from]}] {e.reached_from}"
+            )
+        else:
+            lines.append(f"[{n}] {e.title} ← reached from {e.reached_from} (not among the sources)")
     return "\n".join(lines)
 
 

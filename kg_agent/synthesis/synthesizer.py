@@ -291,9 +291,7 @@ class ClaudeSynthesizer(Synthesizer):
                 confidence=reading.confidence,
             )
         except LLMError as exc:
-            api = getattr(self.llm, "api", None)
-            if isinstance(api, str):  # a reply this class refused: the same server to name
-                exc.located(api, getattr(self.llm, "server", None))
+            exc.located_at(self.llm)  # a reply this class refused: the same server to name
             msg = f"synthesis with {self.model} failed ({exc.brief}): extractive answer"
             log.warning(msg)
         out = self.fallback.synthesize(question, evidence)

@@ -157,6 +157,15 @@ def best_per_title(lists: list[list[Evidence]]) -> dict[str, float]:
     return best
 
 
+#: The kinds a client retries once (a 429 with a short retry-after, 529, 500).
+RETRIED = {"rate_limited", "overloaded", "api_error"}
+
+
+def source(fake: FakeAnthropic) -> str:
+    """How a warning names the fake server."""
+    return f"the anthropic API at {fake.base_url}"
+
+
 def warned(caplog: pytest.LogCaptureFixture, text_: str) -> list[str]:
     return [
         r.getMessage()
@@ -285,15 +294,15 @@ def test_expansion_failure_searches_the_question_alone_and_warns(
     reply: Behaviour,
     kind: str,
 ) -> None:
-    fake.enqueue(reply)
+    fake.enqueue(*[reply] * (2 if kind in RETRIED else 1))  # a 429, 529, 500: one retry
     question = "Who is counted as the founder of the university at which ENIAC was built?"
     with caplog.at_level(logging.WARNING, logger="kg_agent"):
         results = agent._multi_query_retrieve(question, max_results=6)
-    assert len(fake.message_requests) == 1
+    assert len(fake.message_requests) == (2 if kind in RETRIED else 1)
     assert spy.calls == [(question, 6)]
     alone = best_per_title([agent.retriever.search(question, 6).evidence])
     assert [r["title"] for r in results] == sorted(alone, key=lambda t: (-alone[t], t))
-    assert warned(caplog, f"query expansion failed ({kind})")
+    assert warned(caplog, f"query expansion failed ({kind} from {source(fake)})")
 
 
 def test_expansion_connection_refused_falls_back(
@@ -311,7 +320,9 @@ def test_expansion_connection_refused_falls_back(
     client.close()
     assert results and results[0]["title"] == "ENIAC"
     assert spy.queries == [ENIAC_Q]
-    assert warned(caplog, "query expansion failed (connection)")
+    assert warned(
+        caplog, f"query expansion failed (connection from the anthropic API at {dead_url})"
+    )
 
 
 def test_expansion_never_raises_even_on_unexpected_errors(
@@ -438,13 +449,14 @@ def test_expansion_failure_inside_query_keeps_claude_synthesis(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     agent = make_agent(enable_multi_query=True)
-    fake.enqueue(overloaded())
+    fake.enqueue(overloaded(), overloaded())  # the expansion call and its retry
     with caplog.at_level(logging.WARNING, logger="kg_agent"):
         r = agent.query(ENIAC_Q)
+    expansion = f"query expansion failed (overloaded from {source(fake)})"
     assert r.path == "claude" and r.mode == "claude"
-    assert len(r.warnings) == 2 and "query expansion failed (overloaded)" in r.warnings[0]
+    assert len(r.warnings) == 2 and expansion in r.warnings[0]
     assert "removed citations naming no evidence ([99])" in r.warnings[1]  # the reply's [99]
-    assert warned(caplog, "query expansion failed (overloaded)")
+    assert warned(caplog, expansion)
     assert r.usage["calls"] == 1 and r.usage["failures"] == 1
     step = next(s for s in r.trace if s["stage"] == "multi_query")
     assert step["queries"] == [ENIAC_Q]
@@ -487,14 +499,17 @@ def test_synthesis_failure_falls_back_to_the_extractive_answer(
     reply: Behaviour,
     kind: str,
 ) -> None:
-    fake.enqueue(reply)
+    fake.enqueue(*[reply] * (2 if kind in RETRIED else 1))  # a 429, 529, 500: one retry
     with caplog.at_level(logging.WARNING, logger="kg_agent"):
         r = agent.query(ENIAC_Q)
-    assert len(fake.message_requests) == 1
+    assert len(fake.message_requests) == (2 if kind in RETRIED else 1)
     assert r.path == "offline" and r.mode == "extractive"
     assert EXTRACTIVE_LABEL + ": " in r.answer
     assert "17,468" in r.answer
-    msg = f"synthesis with {DEFAULT_SYNTHESIS_MODEL} failed ({kind}): extractive answer"
+    msg = (
+        f"synthesis with {DEFAULT_SYNTHESIS_MODEL} failed ({kind} from {source(fake)}): "
+        "extractive answer"
+    )
     assert r.warnings == [msg]
     assert warned(caplog, msg)
     assert r.usage["calls"] == 0 and r.usage["failures"] == 1
@@ -510,13 +525,14 @@ def test_both_calls_failing_still_answers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     agent = make_agent(enable_multi_query=True)
-    fake.enqueue(rate_limited(), rate_limited())
+    fake.enqueue(*[rate_limited()] * 4)  # each call and its one retry
     with caplog.at_level(logging.WARNING, logger="kg_agent"):
         r = agent.query(ENIAC_Q)
     assert r.path == "offline" and r.mode == "extractive"
     assert len(r.warnings) == 2
-    assert "query expansion failed (rate_limited)" in r.warnings[0]
-    assert "failed (rate_limited): extractive answer" in r.warnings[1]
+    assert f"query expansion failed (rate_limited from {source(fake)})" in r.warnings[0]
+    assert f"failed (rate_limited from {source(fake)}): extractive answer" in r.warnings[1]
+    assert len(fake.message_requests) == 4
     assert r.usage["failures"] == 2 and r.usage["calls"] == 0
 
 
@@ -626,8 +642,9 @@ def test_refused_key_falls_back_with_a_warning(
         r = a.query(ENIAC_Q)
     assert not fake.message_requests[0].authorized
     assert r.path == "offline" and r.mode == "extractive"
-    assert r.warnings and "(api_error)" in r.warnings[0]
-    assert warned(caplog, "(api_error)")
+    assert r.warnings and f"(api_error from {source(fake)})" in r.warnings[0]
+    assert warned(caplog, f"(api_error from {source(fake)})")
+    assert len(fake.message_requests) == 1  # a 401 is not retried
 
 
 def test_no_key_anywhere_sends_nothing(

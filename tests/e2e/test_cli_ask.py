@@ -19,7 +19,12 @@ from kg_agent.cli import main
 from kg_agent.embedding import Embedder
 from kg_agent.ingest.pipeline import LoadReport
 from kg_agent.synthesis.extractive import EXTRACTIVE_LABEL
-from tests.support.fake_anthropic import DEFAULT_KEY, fake_anthropic_server, overloaded
+from tests.support.fake_anthropic import (
+    DEFAULT_KEY,
+    fake_anthropic_server,
+    overloaded,
+    server_error,
+)
 
 ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "KG_AGENT_DB")
 ENIAC_Q = "How many vacuum tubes did ENIAC contain?"
@@ -167,17 +172,66 @@ def test_ask_with_api_key_uses_claude_and_reports_failures(
     ) as fake:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
         ok = invoke("ask", ENIAC_Q, "--db", db, "--api-key", DEFAULT_KEY)
-        fake.enqueue(overloaded())
+        fake.enqueue(overloaded(), overloaded())  # the call and its one retry
         degraded = invoke("ask", ENIAC_Q, "--db", db, "--api-key", DEFAULT_KEY)
         requests = fake.message_requests
+        where = f"the anthropic API at {fake.base_url}"
     assert ok.exit_code == 0, ok.output
     assert ok.stdout.startswith("Short answer: 17,468")
     assert "\n\nENIAC had 17,468 tubes [1].\n\nSources:\n  [1] " in ok.stdout
     assert "(claude: claude," in ok.stderr
     assert degraded.exit_code == 0, degraded.output
     assert EXTRACTIVE_LABEL in degraded.stdout.split("\nSources:")[0]
-    assert "warning: synthesis with claude-sonnet-4-6 failed (overloaded)" in degraded.stderr
-    assert len(requests) == 2 and all(r.credential == DEFAULT_KEY for r in requests)
+    assert (
+        "warning: synthesis with claude-sonnet-4-6 failed "
+        f"(overloaded from {where})" in degraded.stderr
+    )
+    assert len(requests) == 3 and all(r.credential == DEFAULT_KEY for r in requests)
+
+
+def test_ask_through_an_openai_compatible_local_server(
+    db: str, shared_model: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Ollama, vLLM, llama.cpp: chat completions at a base URL, no key, the model named;
+    streaming aside, the same answer path; a repeat is answered from --llm-cache."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    cache = tmp_path / "llm.sqlite"
+    with fake_anthropic_server(
+        api_keys=("no-key",),
+        responder=lambda body: "Short answer: 17,468\nENIAC had 17,468 tubes [1].",
+    ) as fake:
+        args = ["ask", ENIAC_Q, "--db", db, "--llm-api", "openai"]
+        args += ["--llm-base-url", fake.openai_base_url, "--model", "llama3.1:8b"]
+        first = invoke(*args, "--llm-cache", str(cache), "--json")
+        again = invoke(*args, "--llm-cache", str(cache), "--json")
+        no_model = invoke(
+            "ask",
+            ENIAC_Q,
+            "--db",
+            db,
+            "--llm-api",
+            "openai",
+            "--llm-base-url",
+            fake.openai_base_url,
+        )
+        fake.enqueue(server_error(), server_error())
+        degraded = invoke(*args)
+        requests = fake.message_requests
+        where = f"the openai API at {fake.openai_base_url}"
+    assert first.exit_code == 0, first.output
+    result = json.loads(first.stdout)
+    assert result["path"] == "claude" and result["short_answer"] == "17,468"
+    assert result["usage"]["calls"] == 1 and result["usage"]["cost_usd"] == 0.0  # no price
+    assert json.loads(again.stdout)["usage"]["cached"] == 1  # from the cache: no request
+    assert "needs the name of the model your server serves" in one_error_line(no_model)
+    assert degraded.exit_code == 0 and EXTRACTIVE_LABEL in degraded.stdout
+    assert f"warning: synthesis with llama3.1:8b failed (api_error from {where})" in degraded.stderr
+    assert [r.path for r in requests] == ["/v1/chat/completions"] * 3  # 1 + the 500 twice
+    body = requests[0].body
+    assert body is not None and body["model"] == "llama3.1:8b"
+    assert body["messages"][0]["role"] == "system"
+    assert all(r.credential == "no-key" for r in requests)
 
 
 def test_llm_base_url_points_claude_steps_at_a_local_endpoint(

@@ -217,3 +217,33 @@ def test_session_still_works_after_errors(conversation: Conversation) -> None:
     out = conversation.ok("after_errors")
     assert out["evidence"]
     assert any(e["title"] == "Bletchley Park" for e in out["evidence"])
+
+
+async def _ask_once(db: Path, base_url: str, errlog: Any) -> CallToolResult:
+    cmd = [*kg_agent_exe(), "mcp", "--db", str(db), "--workers", "1"]
+    cmd += ["--llm-api", "openai", "--llm-base-url", base_url, "--model", "llama3.1:8b"]
+    drop = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)
+    with anyio.fail_after(300):
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            return await client.call_tool("ask", {"question": QUESTION})
+
+
+def test_ask_through_an_openai_compatible_server(
+    sample_graph: tuple[Path, LoadReport], tmp_path: Path
+) -> None:
+    from tests.support.fake_anthropic import fake_anthropic_server
+
+    reply = "Short answer: Tommy Flowers [1]\nColossus was built by Tommy Flowers [1]."
+    with (
+        fake_anthropic_server(api_keys=("no-key",), responder=lambda body: reply) as fake,
+        (tmp_path / "stderr.txt").open("w") as errlog,
+    ):
+        result = anyio.run(_ask_once, sample_graph[0], fake.openai_base_url, errlog)
+        requests = fake.message_requests
+    assert not result.is_error, _text(result)
+    answer = dict(result.structured_content or {})
+    assert answer["path"] == "claude" and answer["short_answer"] == "Tommy Flowers"
+    assert [r.path for r in requests] == ["/v1/chat/completions"]
+    assert requests[0].body is not None and requests[0].body["model"] == "llama3.1:8b"

@@ -195,7 +195,10 @@ def test_trace_is_json_serialisable(complex_run: RetrievalResult) -> None:
         "gate",
         "stop_reason",
         "seconds",
+        "plan_step",
+        "finding",
     }
+    assert data["budget_stops"] == []  # offline: no model call to stop
     assert set(step["gap"]) == {"gap_type", "missing", "confidence"}
     assert data["rewritten_queries"][0] == QUESTION
     assert data["steps"][-1]["gate"] == data["bridge_round_stats"]["gate"]

@@ -342,6 +342,42 @@ def test_claude_answer_streams_after_stages_and_evidence(
     assert numbered, "the streamed [n] point into the evidence event"
 
 
+def test_an_openai_compatible_server_streams_through_serve(
+    sample_graph: tuple[Path, LoadReport], tmp_path: Path
+) -> None:
+    """``serve --llm-api openai`` at a local server (no key): the answer streams as the
+    chat-completions chunks arrive; a repeat comes from --llm-cache without a request."""
+    reply = "Short answer: Tommy Flowers [1]\n\nColossus was built by Tommy Flowers [1]."
+    env = {k: "" for k in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY")}
+    with fake_anthropic_server(api_keys=("no-key",), responder=lambda body: reply) as fake:
+        args = ("--workers", "1", "--llm-api", "openai", "--llm-base-url", fake.openai_base_url)
+        args += ("--model", "qwen2.5:7b", "--llm-cache", str(tmp_path / "llm.sqlite"))
+        with running_server(sample_graph[0], *args, env=env) as srv:
+            streamed = []
+            for _ in range(2):
+                with (
+                    httpx2.Client(base_url=srv.url, timeout=60) as c,
+                    c.stream(
+                        "POST", "/v1/ask", json={"question": QUESTIONS[0], "stream": True}
+                    ) as r,
+                ):
+                    assert r.status_code == 200
+                    streamed.append(_events(r))
+            announced = srv.stderr
+        requests = fake.message_requests
+    first, again = streamed
+    pieces = [d["text"] for k, d in first if k == "text"]
+    assert len(pieces) > 3 and "".join(pieces) == reply
+    result = first[-1][1]
+    assert result["path"] == "claude" and result["short_answer"] == "Tommy Flowers"
+    assert again[-1][1]["answer"] == result["answer"]
+    assert [d["text"] for k, d in again if k == "text"] == [reply]  # the cache, in one piece
+    assert len(requests) == 1 and requests[0].path == "/v1/chat/completions"
+    assert requests[0].body is not None and requests[0].body["stream"] is True
+    assert requests[0].body["model"] == "qwen2.5:7b"
+    assert f"the openai API at {fake.openai_base_url}" in announced
+
+
 def test_a_warm_service_builds_its_claude_client_before_the_first_request(
     sample_graph: tuple[Path, LoadReport],
 ) -> None:

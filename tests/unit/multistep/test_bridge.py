@@ -293,8 +293,28 @@ def test_bridge_linked_needs_both_an_entity_and_a_claim_token() -> None:
     # names the claim token only
     shark = out["sharkfilm#0"]
     assert shark.source == "bridge" and shark.score == pytest.approx(0.3)
-    # the chain's antecedent is the best round-1 title
+    # the chain's antecedent is the round-1 article that names the entity
     assert outcome.antecedents == {"spielberg#1": "Jaws (film)", "ce#0": "Jaws (film)"}
+    assert ce.reached_from == "Jaws (film)" and out["duel#0"].reached_from is None
+
+
+def test_each_link_is_paired_with_the_round1_article_that_named_its_entity() -> None:
+    benchley = _ev(
+        "benchley#0",
+        "Peter Benchley",
+        "Peter Benchley wrote Jaws; Roy Scheider played Brody in the American film.",
+        0.6,
+    )
+    scheider = _ev("scheider#0", "Roy Scheider", "Roy Scheider starred in Jaws (1975).", 0.55)
+    SEARCH_RESULTS["Roy Scheider"].insert(0, scheider)
+    try:
+        outcome = run(Graph(), round1=[ROUND1[0], benchley, ROUND1[2]])
+    finally:
+        SEARCH_RESULTS["Roy Scheider"].remove(scheider)
+    assert outcome.entities == ["Steven Spielberg", "Roy Scheider"]
+    assert outcome.antecedents["spielberg#1"] == "Jaws (film)"
+    assert outcome.antecedents["scheider#0"] == "Peter Benchley"
+    assert by_id(outcome)["scheider#0"].reached_from == "Peter Benchley"
 
 
 def test_inputs_are_not_modified() -> None:

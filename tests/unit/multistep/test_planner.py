@@ -108,7 +108,7 @@ def test_fact_other_and_yearless_trend_are_question_then_bridge(query: str) -> N
     assert plan.pattern == "sequential"
     assert plan.steps == (
         PlanStep(query, "question"),
-        PlanStep(query, "bridge", depends_on=(0,)),
+        PlanStep(query, "bridge", depends_on=(0,), action="bridge"),
     )
 
 
