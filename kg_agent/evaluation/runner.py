@@ -182,12 +182,12 @@ def run_dataset(
         components = GraphComponents(store, embedder, llm=llm.client if llm else None)
         for mode in modes:
             runner = MODES[mode].build(components, llm.fields if llm else None)
-            meter = llm.meter_for(mode) if llm else None
             if dataset.questions:
                 # one untimed warm-up: lazy set-up (model, matrix, entity automaton)
                 # must not land in the first question's latency
                 with contextlib.suppress(KGAgentError):
                     runner(dataset.questions[0].question)
+            meter = llm.meter_for(mode) if llm else None  # the questions' calls alone
             bar = Progress(
                 f"{dataset.name} · {mode}",
                 total=len(dataset.questions),

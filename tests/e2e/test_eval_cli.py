@@ -232,3 +232,41 @@ def test_questions_of_another_graph_are_answered_not_in_the_graph(
             assert res["abstained"] in (True, False) and res["answer_contains"] in (0.0, 1.0)
             if res["short_answer"]:
                 assert res["short_answer"] in res["answer"]  # shown first, with its citation
+
+
+def test_an_eval_with_a_model_server_reruns_from_the_cache(
+    twowiki_db: str, twowiki_data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answering mode's synthesis on an OpenAI-compatible server; the rerun reads every
+    reply from --llm-cache: no request, no token, the same answers."""
+    from tests.support.fake_anthropic import fake_anthropic_server
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    cache = tmp_path / "llm.sqlite"
+
+    def reply(body: dict[str, Any]) -> str:
+        return "Short answer: not in the graph\nThe evidence does not say [1]."
+
+    with fake_anthropic_server(api_keys=("no-key",), responder=reply) as fake:
+        args = ["eval", "2wiki", "--db", twowiki_db, "--data-dir", str(twowiki_data_dir)]
+        args += ["--modes", "agent", "--limit", "3", "-q", "--llm-api", "openai"]
+        args += ["--llm-base-url", fake.openai_base_url, "--llm-model", "llama3.1:8b"]
+        args += ["--llm-cache", str(cache)]
+        runs = []
+        for n in range(2):
+            out = tmp_path / f"run{n}"
+            result = invoke(*args, "--out", str(out))
+            assert result.exit_code == 0, result.output
+            runs.append(json.loads((out / "eval.json").read_text()))
+            if n == 0:
+                first_requests = len(fake.message_requests)
+        assert len(fake.message_requests) == first_requests  # the rerun sent nothing
+    assert first_requests == 3
+    llm = [r["llm"] for r in (runs[0]["datasets"][0], runs[1]["datasets"][0])]
+    assert llm[0]["api"] == "openai" and llm[0]["synthesis_model"] == "llama3.1:8b"
+    # the untimed warm-up asked the first question: its repeat is already a hit
+    assert llm[0]["usage"]["agent"]["calls"] == 2 and llm[0]["usage"]["agent"]["cached"] == 1
+    assert llm[1]["usage"]["agent"]["calls"] == 0 and llm[1]["usage"]["agent"]["cached"] == 3
+    answers = [[q["results"]["agent"] for q in run["datasets"][0]["questions"]] for run in runs]
+    assert [a.get("answer") for a in answers[0]] == [a.get("answer") for a in answers[1]]

@@ -244,6 +244,6 @@ def test_ask_through_an_openai_compatible_server(
         requests = fake.message_requests
     assert not result.is_error, _text(result)
     answer = dict(result.structured_content or {})
-    assert answer["path"] == "claude" and answer["short_answer"] == "Tommy Flowers"
+    assert answer["mode"] == "claude" and answer["short_answer"] == "Tommy Flowers"
     assert [r.path for r in requests] == ["/v1/chat/completions"]
     assert requests[0].body is not None and requests[0].body["model"] == "llama3.1:8b"

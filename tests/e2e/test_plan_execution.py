@@ -279,7 +279,7 @@ def test_a_models_plan_stops_when_every_step_found_its_focus(ctx: GraphComponent
 def test_the_cost_budget_stops_the_bridge_and_relevance_calls(
     ctx: GraphComponents, api: str
 ) -> None:
-    settings = MultiStepConfig(max_cost_usd=1e-9, bridge_quality_gate=1.01)  # gate always open
+    settings = MultiStepConfig(max_cost_usd=1e-9, bridge_quality_gate=1.0)  # gate open
     plan = {"pattern": "parallel", "steps": [{"query": "A Yank in the R.A.F. director"}]}
     with fake_anthropic_server(responder=responder(plan)) as fake:
         result = search_with(ctx, api, fake, settings=settings)
@@ -298,7 +298,7 @@ def test_the_cost_budget_stops_the_bridge_and_relevance_calls(
 
 
 def test_the_latency_budget_cuts_a_slow_call_and_stops_the_rest(ctx: GraphComponents) -> None:
-    settings = MultiStepConfig(max_latency_s=1.0, bridge_quality_gate=1.01)
+    settings = MultiStepConfig(max_latency_s=1.0, bridge_quality_gate=1.0)
     plan = {"pattern": "parallel", "steps": [{"query": "A Yank in the R.A.F. director"}]}
     started = time.perf_counter()
     with fake_anthropic_server(responder=responder(plan, plan_delay=2.0)) as fake:

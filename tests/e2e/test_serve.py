@@ -365,6 +365,7 @@ def test_an_openai_compatible_server_streams_through_serve(
                     streamed.append(_events(r))
             announced = srv.stderr
         requests = fake.message_requests
+        where = f"the openai API at {fake.openai_base_url}"
     first, again = streamed
     pieces = [d["text"] for k, d in first if k == "text"]
     assert len(pieces) > 3 and "".join(pieces) == reply
@@ -375,7 +376,7 @@ def test_an_openai_compatible_server_streams_through_serve(
     assert len(requests) == 1 and requests[0].path == "/v1/chat/completions"
     assert requests[0].body is not None and requests[0].body["stream"] is True
     assert requests[0].body["model"] == "qwen2.5:7b"
-    assert f"the openai API at {fake.openai_base_url}" in announced
+    assert where in announced
 
 
 def test_a_warm_service_builds_its_claude_client_before_the_first_request(
