@@ -658,3 +658,37 @@ def test_no_key_anywhere_sends_nothing(
     assert fake.message_requests == []
     step = next(s for s in r.trace if s["stage"] == "multi_query")
     assert step["path"] == "offline"
+
+
+def test_the_python_api_speaks_openai_to_a_local_server(
+    db: str, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``KnowledgeGraphAgent(llm_api="openai", ...)``: each role on its own model, the
+    rephrasings on the fast one and the answer on the synthesis one."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+    def reply(body: dict[str, Any]) -> str:
+        if body["model"] == "llama3.2:1b":
+            return EXPANSION_JSON
+        return "Short answer: 17,468 [3]\nENIAC contained 17,468 vacuum tubes [3]."
+
+    with fake_anthropic_server(api_keys=("no-key",), responder=reply) as fake:
+        with KnowledgeGraphAgent(
+            db,
+            embedder=embedder,
+            llm_api="openai",
+            llm_base_url=fake.openai_base_url,
+            synthesis_model="llama3.1:8b",
+            fast_model="llama3.2:1b",
+            enable_multi_query=True,
+            llm_timeout=5.0,
+        ) as agent:
+            r = agent.query(ENIAC_Q)
+        requests = fake.message_requests
+    assert r.path == "claude" and r.short_answer == "17,468" and r.warnings == []
+    assert [q.body["model"] for q in requests if q.body] == ["llama3.2:1b", "llama3.1:8b"]
+    assert all(q.path == "/v1/chat/completions" for q in requests)
+    assert r.usage["calls"] == 2 and r.usage["cost_usd"] == 0.0
+    step = next(s for s in r.trace if s["stage"] == "multi_query")
+    assert step["queries"] == [ENIAC_Q, *VARIANTS]
