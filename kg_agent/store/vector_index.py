@@ -5,11 +5,11 @@ real questions, docs/BENCHMARKS.md): at 200k sections its recall@10 against exac
 search is 0.86, its build runs at ~1,500 vectors/s on 2 cores (~6 h for English's
 32.7M sections), it keeps the float32 vectors in the database (~61 GiB for English),
 it cannot index int8 columns, and inserts into a built index strand parts of it.
-faiss's IVF-PQ with 96-byte codes, whose 1,000 best candidates are rescored from int8
-(SQ8) vectors, reached recall@10 0.97 at 1M and 0.96 at 5M in 480 bytes a vector,
-builds English in a projected 0.8 h on 2 cores, and takes new vectors without a
-rebuild. A graph of up to :data:`EXACT_MAX` vectors is searched exactly (float32): no
-training, perfect recall.
+faiss's IVF-PQ with fast-scan codes (96 sub-quantizers of 4 bits: 48 bytes), whose
+2,000 best candidates are rescored from int8 (SQ8) vectors, reached recall@10 0.964 at 5M
+in 11.8 ms p50 on 2 cores in 432 bytes a vector, and takes new vectors without a
+rebuild (docs/BENCHMARKS.md). A graph of up to :data:`EXACT_MAX` vectors is searched
+exactly (float32): no training, perfect recall.
 
 **Layout.** ``PATH.indexes/vectors/`` holds immutable *segments* (``seg-*/``: the
 section ids as an Arrow file, and either the float32 vectors of an exact segment or
@@ -64,13 +64,20 @@ __all__ = [
 #: 10.6 ms (docs/BENCHMARKS.md); at 50k a scan is ~4 ms.
 EXACT_MAX = 50_000
 #: Candidates an IVF-PQ segment rescores with its SQ8 vectors: real questions meet
-#: many sections at almost the same similarity, which 48-byte PQ codes order too
-#: coarsely for 200 candidates to hold the exact top 10 (docs/BENCHMARKS.md).
-RESCORE = 1000
-#: Bytes of a vector's PQ code (4 dimensions a byte at 384): at 5M real-distribution
-#: vectors, 96 bytes gave recall@10 0.962 in 20.8 ms p50 where 48 gave 0.901 in 13.4 ms;
-#: English projects to 15.2 GiB with the SQ8 codes (docs/BENCHMARKS.md).
+#: many sections at almost the same similarity, which PQ codes order too coarsely for a
+#: few hundred candidates to hold the exact top 10. At 5M real-distribution vectors and
+#: 1,024 probes, 2,000 gave recall@10 0.982 where 1,000 gave 0.961 (docs/BENCHMARKS.md).
+RESCORE = 2000
+#: Sub-quantizers of a vector's PQ code (4 dimensions each at 384), of 4 bits each: faiss's
+#: fast-scan layout, whose SIMD scan of a list is ~4x quicker than 8-bit codes' table
+#: lookups. At 5M and the same search, fast-scan codes gave recall@10 0.964 in 11.8 ms p50
+#: on 2 cores, 8-bit 96-byte codes 0.972 in 41.6 ms (docs/BENCHMARKS.md).
 PQ_BYTES = 96
+#: Bits a sub-quantizer's code takes: 4 is the fast-scan layout (48 bytes a vector).
+PQ_BITS = 4
+#: Fewer training vectors than this fall back to 8-bit codes with fewer centroids (a tiny
+#: segment of a test; k-means of 16 centroids wants a few dozen points each).
+FAST_SCAN_MIN_TRAIN = 1_000
 #: Small segments (updates') kept apart before they are merged into one.
 MAX_SEGMENTS = 8
 #: Share of an IVF-PQ index, in vectors updates added or deleted, past which a rebuild is
@@ -115,12 +122,27 @@ def ivf_lists(n: int) -> int:
 
 
 def ivf_probes(nlist: int) -> int:
-    """Lists a search probes: an eighth, at least 64 and at most 512 (docs/BENCHMARKS.md,
-    1,000 candidates rescored). Small segments need a larger share: on the 2Wiki pool's
+    """Lists a search probes: an eighth, at least 64 and at most 1,024 (docs/BENCHMARKS.md,
+    2,000 candidates rescored). Small segments need a larger share: on the 2Wiki pool's
     6,784 real vectors (173 lists) recall@5 against exact search was 0.92 at 21 probes,
-    0.99 at 64. Large ones gain nothing past 512: at 5M, 1,024 probes gave recall@10 0.903
-    in 20.5 ms, 512 gave 0.902 in 11.7 ms; at 1M, 512 gave 0.948 and 256 0.938."""
-    return int(min(nlist, max(64, min(512, nlist // 8))))
+    0.99 at 64. At 5M (8,944 lists) with fast-scan codes, 512 probes gave recall@10 0.951
+    and 1,024 gave 0.961 (1,000 rescored; 0.982 with 2,000), 2,048 gave 0.985 for 9.6 ms."""
+    return int(min(nlist, max(64, min(1024, nlist // 8))))
+
+
+def _one_thread_search(index: Any, q: np.ndarray, k: int) -> np.ndarray:
+    """``index``'s ``k`` candidates for one query, on the calling thread alone: faiss's
+    OpenMP threads for a single query cost more than they save, and under concurrent
+    queries (``serve``'s workers) they oversubscribe the cores. OpenMP's thread count is
+    per calling thread, so builds elsewhere keep every core."""
+    import faiss
+
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        return np.asarray(index.search(q[None, :].astype(np.float32), k)[1][0])
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 # ---------------------------------------------------------------------- a segment
@@ -170,16 +192,20 @@ class Segment:
         if self._exact is None and self._ivf is None:
             self.open()
         want = k + min(int(self.deleted.size), 4 * k)
+        # einsum, not ``@``: a matrix-vector product goes to BLAS, whose threads, called
+        # from several searching threads at once, contend (8 concurrent rescorings of 2,000
+        # rows took 63 ms p50 through BLAS, 0.3 ms through einsum's own loop)
         if self._exact is not None:
-            sims = np.asarray(self._exact @ q, np.float32)
+            sims = np.einsum("ij,j->i", self._exact, q).astype(np.float32, copy=False)
             top = min(want, sims.shape[0])
             rows = np.argpartition(-sims, top - 1)[:top] if top else np.zeros(0, np.int64)
         else:
-            cand = self._ivf.search(q[None, :], max(RESCORE, want))[1][0]
+            cand = _one_thread_search(self._ivf, q, max(RESCORE, want))
             rows = np.sort(cand[cand >= 0])
             assert self._sq8 is not None and self._lo is not None and self._step is not None
-            deq = self._sq8[rows].astype(np.float32) * self._step + self._lo
-            sims = deq @ q
+            # (code * step + lo) . q == code . (step * q) + lo . q: no decoded copy
+            codes = self._sq8[rows].astype(np.float32)
+            sims = np.einsum("ij,j->i", codes, self._step * q) + float(self._lo @ q)
             order = np.argsort(-sims)
             rows, sims = rows[order], sims[order]
             return self._live(rows, sims, k)
@@ -303,9 +329,13 @@ def _write_ivf(folder: Path, parts: Parts, n: int, dim: int) -> None:
     nlist = ivf_lists(n)
     m = PQ_BYTES if dim % PQ_BYTES == 0 else max(d for d in range(1, 65) if dim % d == 0)
     train = _sample(parts, n, dim, min(n, max(40 * nlist, 256)))
-    bits = max(1, min(8, int(np.log2(max(len(train), 2)))))  # k-means: a point a centroid
     metric = faiss.METRIC_INNER_PRODUCT
-    index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, m, bits, metric)
+    index: Any
+    if len(train) >= FAST_SCAN_MIN_TRAIN:
+        index = faiss.IndexIVFPQFastScan(faiss.IndexFlatIP(dim), dim, nlist, m, PQ_BITS, metric)
+    else:
+        bits = max(1, min(8, int(np.log2(max(len(train), 2)))))  # k-means: a point a centroid
+        index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, m, bits, metric)
     index.cp.niter = 10
     index.train(np.ascontiguousarray(train, np.float32))
     lo, hi = train.min(0), train.max(0)

@@ -58,8 +58,8 @@ def test_an_exact_segment_ranks_as_exact_search(tmp_path: Path) -> None:
 def test_an_ivf_pq_segment_holds_its_recall_floor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same index as large graphs get (IVF-PQ, SQ8 rescoring), forced at 20k; codes
-    of 4 dimensions a byte, as 96 bytes are for 384 (the real vectors' own test is
+    """The same index as large graphs get (IVF-PQ fast-scan codes, SQ8 rescoring), forced
+    at 20k; 4 dimensions a sub-quantizer, as 96 are for 384 (the real vectors' own test is
     tests/e2e/test_vector_index_e2e.py)."""
     monkeypatch.setattr(vi, "PQ_BYTES", 24)
     vecs = _clustered(20_000, 2, dim=96)
@@ -74,6 +74,30 @@ def test_an_ivf_pq_segment_holds_its_recall_floor(
     ]
     assert np.mean(found) >= 0.9
     assert index.check() == 20_000
+    import faiss
+
+    segment = index.segments[0]
+    segment.open()
+    assert isinstance(segment._ivf, faiss.IndexIVFPQFastScan)  # the 4-bit fast-scan layout
+    # a search runs on its own thread alone and leaves the thread's OpenMP setting as it was
+    before = faiss.omp_get_max_threads()
+    index.search(queries[0], 10)
+    assert faiss.omp_get_max_threads() == before
+
+
+def test_a_tiny_ivf_segment_takes_eight_bit_codes(tmp_path: Path) -> None:
+    """Too few vectors to train 4-bit codes' centroids well: 8-bit codes, fewer centroids."""
+    import faiss
+
+    vecs = _clustered(600, 4)
+    ids = [f"T {i}" for i in range(len(vecs))]
+    name = vi.build_vector_index(tmp_path, lambda: _parts(ids, vecs), DIM, exact_max=0)
+    index = vi.VectorIndex(tmp_path / vi.FOLDER, name)
+    segment = index.segments[0]
+    segment.open()
+    assert type(segment._ivf) is faiss.IndexIVFPQ
+    hits = [sid for sid, _ in index.search(vecs[7], 5)]
+    assert hits[0] == "T 7"
 
 
 def _fresh(tmp: Path, ids: list[str], vecs: np.ndarray) -> vi.VectorIndex:
