@@ -36,6 +36,15 @@ SAMPLE_DUMP = Path(__file__).resolve().parent.parent / "data" / "sample" / "page
     help="Embed sections while loading, or load the graph without vectors "
     "(BM25 + graph search; embed later).",
 )
+@click.option(
+    "--vector-store",
+    type=click.Choice(["graph", "index"]),
+    default=None,
+    envvar="KG_AGENT_VECTOR_STORE",
+    help="Where a new graph stores its section vectors: in the graph and its index "
+    "(default), or in the index alone (~14 GiB for English, not ~75; read back SQ8-decoded "
+    "in a large index). A graph keeps its own; 'compact --vector-store' changes it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the load report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @library_errors
@@ -52,6 +61,7 @@ def load(
     no_cache: bool,
     workers: int | None,
     embeddings: str,
+    vector_store: str | None,
     index_file: str | None,
     restart: bool,
     staging_dir: str | None,
@@ -78,6 +88,7 @@ def load(
         cache=not no_cache,
         workers=workers,
         embeddings=embeddings,
+        vector_store=vector_store,
         index=index_file,
         restart=restart,
         staging_dir=staging_dir,
@@ -170,6 +181,7 @@ def stats(db_path: str, top: int, as_json: bool) -> None:
         f"  loads           {st.loads:>10,}\n"
         f"  embeddings      {ix.embeddings}"
         + ("" if ix.embeddings == "complete" else "  (semantic search off until 'kg-agent embed')")
+        + ("  (stored in the vector index alone)" if st.vector_store == "index" else "")
         + "\n  indexes         vector "
         + (flag(ix.vector) if ix.embeddings == "complete" else "off (no embeddings)")
         + f", full-text {flag(ix.text)}, "

@@ -202,10 +202,17 @@ def delete(
 
 @click.command()
 @db_option
+@click.option(
+    "--vector-store",
+    type=click.Choice(["graph", "index"]),
+    default=None,
+    help="Also move the section vectors: into the index alone (the graph drops its "
+    "float32 copy), or back into the graph. Default: where they are.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @library_errors
-def compact(db_path: str, as_json: bool, quiet: bool) -> None:
+def compact(db_path: str, vector_store: str | None, as_json: bool, quiet: bool) -> None:
     """Reclaim the space that updates, deletes and re-loads left in the graph at --db.
 
     Rewrites the graph into a new file beside it and renames that over it (needs room
@@ -213,11 +220,14 @@ def compact(db_path: str, as_json: bool, quiet: bool) -> None:
     """
     from kg_agent.ingest.compact import compact_graph
 
-    report = compact_graph(db_path, progress=not quiet)
+    report = compact_graph(db_path, progress=not quiet, vector_store=vector_store)
     if as_json:
         echo_json(report.to_dict())
         return
     click.echo(
         f"Compacted {db_path}: {report.bytes_before / 2**20:,.1f} MiB -> "
-        f"{report.bytes_after / 2**20:,.1f} MiB in {report.seconds:.1f}s"
+        f"{report.bytes_after / 2**20:,.1f} MiB in {report.seconds:.1f}s; vectors: "
+        f"{report.vector_bytes_before / 2**20:,.1f} MiB -> "
+        f"{report.vector_bytes_after / 2**20:,.1f} MiB in the index "
+        f"(stored in the {report.vector_store})"
     )

@@ -7,6 +7,10 @@ beside the graph, which is indexed and then renamed over it, as a first load is;
 delete compacts by itself past the bounds below, or once its vector index holds
 more than a quarter in updates' segments and deletions (the compaction builds it
 anew as one).
+
+``compact --vector-store index`` also moves a graph's vectors out of its
+``SectionVector`` table into its index (``graph`` moves them back): the one way to
+shrink an existing graph's file by its float32 copy (store/vectors.py).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kg_agent.entities.saved import save_linker_apart
@@ -36,6 +42,9 @@ from kg_agent.store.layout import (
     new_database_path,
     remove_database,
 )
+from kg_agent.store.layout import index_dir as _index_dir
+from kg_agent.store.vector_index import VectorIndex, VectorIndexError
+from kg_agent.store.vectors import VECTOR_STORES
 
 __all__ = [
     "AUTO_COMPACT_GROWTH",
@@ -52,6 +61,11 @@ class CompactReport:
     bytes_before: int = 0
     bytes_after: int = 0
     seconds: float = 0.0
+    #: where the graph stores its vectors after (store/vectors.py)
+    vector_store: str = "graph"
+    #: the live vector index's files (``PATH.indexes/vectors``)
+    vector_bytes_before: int = 0
+    vector_bytes_after: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -62,7 +76,7 @@ class CompactReport:
 _EXPORTS = {
     "Meta": "MATCH (m:Meta) WHERE NOT m.key IN "
     "['schema_version', 'model', 'dimension', 'recent_vectors', 'indexed_vectors', "
-    "'vector_manifest', 'vectors_stale'] "
+    "'vector_manifest', 'vectors_stale', 'vector_store'] "
     "RETURN m.key, m.value",
     "Load": "MATCH (l:Load) RETURN l.id, l.source, l.format, l.fingerprint, l.started_at, "
     "l.finished_at, l.articles, l.redirects, l.sections, l.model, l.status",
@@ -70,7 +84,8 @@ _EXPORTS = {
     "a.pagerank, a.n_sections, a.word_count, a.load_id, a.revision, a.digest, a.kind",
     "Section": "MATCH (s:Section) RETURN s.id, s.article, s.heading, s.heading_path, s.level, "
     "s.ordinal, s.part, s.text, s.word_count, s.text_hash",
-    "SectionVector": "MATCH (v:SectionVector) RETURN v.id, v.text_hash, v.embedding",
+    "SectionVector": "MATCH (v:SectionVector) RETURN v.id AS id, v.text_hash AS text_hash, "
+    "v.embedding AS embedding",
     "Category": "MATCH (c:Category) RETURN c.name",
     "Redirect": "MATCH (r:Redirect) RETURN r.title, r.load_id",
     "HAS_SECTION": "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) RETURN a.title, s.id",
@@ -91,11 +106,35 @@ def _bytes(db: Path) -> int:
     return sum(p.stat().st_size for p in (db, db.with_name(db.name + ".wal")) if p.exists())
 
 
-def compact_graph(db_path: str | os.PathLike[str], *, progress: bool = False) -> CompactReport:
-    """Rewrite the graph without the free space it holds (see the module docstring)."""
+def _vector_bytes(db: Path, manifest: str) -> int:
+    """Bytes of the files the live vector index's manifest names."""
+    try:
+        index = VectorIndex.open(_index_dir(db), manifest)
+        if index is None:
+            return 0
+        files = [index.root / manifest]
+        for seg in index.segments:
+            files.extend(seg.folder.iterdir())
+            if seg.deleted_file:
+                files.append(index.root / seg.deleted_file)
+        return sum(f.stat().st_size for f in files if f.is_file())
+    except (OSError, VectorIndexError):
+        return 0
+
+
+def compact_graph(
+    db_path: str | os.PathLike[str],
+    *,
+    progress: bool = False,
+    vector_store: str | None = None,
+) -> CompactReport:
+    """Rewrite the graph without the free space it holds (see the module docstring);
+    ``vector_store`` moves its vectors to the index (``index``) or the graph (``graph``)."""
+    if vector_store is not None and vector_store not in VECTOR_STORES:
+        raise ValueError(f"vector_store must be one of {', '.join(VECTOR_STORES)}")
     with LoadLock(str(db_path)), sigterm_as_interrupt():
         meta = prepare_graph(str(db_path))
-        return compact_locked(Path(db_path), meta)
+        return compact_locked(Path(db_path), meta, vector_store=vector_store)
 
 
 #: An update compacts the graph by itself once its file is this many times the size it
@@ -109,18 +148,21 @@ def needs_compaction(db_path: str | os.PathLike[str], meta: dict[str, str]) -> b
     return base > 0 and _bytes(Path(db_path)) > AUTO_COMPACT_GROWTH * base
 
 
-def compact_locked(db: Path, meta: dict[str, str]) -> CompactReport:
+def compact_locked(
+    db: Path, meta: dict[str, str], *, vector_store: str | None = None
+) -> CompactReport:
     """:func:`compact_graph` for a caller that holds the graph's load lock."""
     report = CompactReport(db_path=str(db))
     t0 = time.perf_counter()
     report.bytes_before = _bytes(db)
+    report.vector_bytes_before = _vector_bytes(db, meta.get("vector_manifest", ""))
     with GraphStore.open(db, read_only=True) as store:
         counts = store.table_counts()
     new = new_database_path(db)
     remove_database(new)
     gen = "gen-" + time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-compact"
     try:
-        _rebuild(db, new, meta, gen, counts)
+        _rebuild(db, new, meta, gen, counts, vector_store or meta.get("vector_store", "graph"))
     except BaseException as exc:
         remove_database(new)
         collect_garbage(db, live=live_indexes(meta))
@@ -135,19 +177,29 @@ def compact_locked(db: Path, meta: dict[str, str]) -> CompactReport:
     install(new, db)
     with GraphStore.open(db, read_only=False) as store:
         store.set_meta(compacted_bytes=str(_bytes(db)))
-        live = live_indexes(store.meta())
+        after = store.meta()
+        live = live_indexes(after)
     write_checksums(db)
     collect_garbage(db, live=live)
     save_linker_apart(str(db))
     report.bytes_after = _bytes(db)
+    report.vector_bytes_after = _vector_bytes(db, after.get("vector_manifest", ""))
+    report.vector_store = after.get("vector_store", "graph")
     report.seconds = round(time.perf_counter() - t0, 3)
     return report
 
 
-def _rebuild(db: Path, new: Path, meta: dict[str, str], gen: str, counts: dict[str, int]) -> None:
+def _rebuild(
+    db: Path, new: Path, meta: dict[str, str], gen: str, counts: dict[str, int], store: str
+) -> None:
     """Copy every table of ``db`` into ``new``; the text index is copied into generation
     ``gen`` (it holds titles and section ids, not node offsets), and the tables that do
-    hold offsets (article, link), the vector index and the linker are built again."""
+    hold offsets (article, link), the vector index and the linker are built again.
+    ``store`` says where ``new`` keeps its vectors (the graph's column or the index)."""
+    was_index = meta.get("vector_store", "graph") == "index"
+    old_index = (
+        VectorIndex.open(_index_dir(db), meta.get("vector_manifest", "")) if was_index else None
+    )
     pool = default_buffer_pool_mb(read_only=False)
     root = db.with_name(db.name + ".indexes")
     root.mkdir(parents=True, exist_ok=True)
@@ -160,6 +212,8 @@ def _rebuild(db: Path, new: Path, meta: dict[str, str], gen: str, counts: dict[s
                     query = old.over_vector_tables(query)
                 old.export_parquet(query, files[table])
             old_gen = old.generation_path()
+        if old_index is not None and store == "graph":  # the vectors back into the graph
+            _vectors_from_index(files["SectionVector"], old_index)
         if old_gen is not None and old_gen.is_dir():
             shutil.copytree(
                 old_gen, root / gen, ignore=shutil.ignore_patterns("*.arrow", "*.bin", "*.pkl*")
@@ -167,13 +221,56 @@ def _rebuild(db: Path, new: Path, meta: dict[str, str], gen: str, counts: dict[s
         with GraphStore.open(
             new, read_only=False, create=True, buffer_pool_mb=pool, home=db
         ) as fresh:
-            fresh.ensure_schema(dimension=int(meta.get("dimension", "0")), model=meta["model"])
+            fresh.ensure_schema(
+                dimension=int(meta.get("dimension", "0")), model=meta["model"], vector_store=store
+            )
             for table in _EXPORTS:
                 if pq.read_metadata(files[table]).num_rows:
                     fresh.copy_parquet(table, [files[table]])
             fresh.set_meta(indexes=gen)
             fresh.forget_derived()
-            if meta.get("embeddings", "complete") == "complete":
+            if store == "index":  # from the old index, or the vectors the old graph held
+                if old_index is not None:
+                    fresh.rebuild_vector_index(source=old_index)
+                elif not was_index:
+                    fresh.rebuild_vector_index([files["SectionVector"]])
+            elif meta.get("embeddings", "complete") == "complete":
                 fresh.build_vector_index(force=True)
             fresh.write_article_table()
             fresh.write_link_table()
+
+
+def _vectors_from_index(path: Path, index: VectorIndex) -> None:
+    """Rewrite the export of ``SectionVector`` (id, text hash, NULL) at ``path`` with
+    each section's vector from ``index``: a graph that gets its vectors back. The keys
+    are joined in memory (~100 bytes a section)."""
+    keys = pq.read_table(path, columns=["id", "text_hash"])
+    dim = index.dimension
+    with pq.ParquetWriter(path.with_suffix(".tmp"), _vector_schema(dim)) as out:
+        for ids, vecs in index.vectors():
+            at = pc.index_in(ids, value_set=keys.column("id"))
+            found = pc.is_valid(at)
+            ids, at = ids.filter(found), at.filter(found)
+            vecs = vecs[found.to_numpy(zero_copy_only=False)]
+            flat = pa.array(vecs.reshape(-1).astype("float32"))
+            out.write_table(
+                pa.table(
+                    [
+                        ids,
+                        keys.column("text_hash").take(at),
+                        pa.FixedSizeListArray.from_arrays(flat, dim),
+                    ],
+                    schema=_vector_schema(dim),
+                )
+            )
+    path.with_suffix(".tmp").replace(path)
+
+
+def _vector_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("text_hash", pa.string()),
+            ("embedding", pa.list_(pa.float32(), dim)),
+        ]
+    )

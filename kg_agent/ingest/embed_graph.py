@@ -15,7 +15,9 @@ Like a load it is resumable and never leaves a mixture. The work folder
 3. **write**: every batch copied in one ``COPY`` (atomic: Kùzu's log has all of it
    or none), then the vector index built anew over all the graph's vectors
    (``Meta.vectors_stale`` says it is owed, so a kill in between is finished by the
-   rerun, or by ``reindex``) and the checksums rewritten.
+   rerun, or by ``reindex``) and the checksums rewritten. A graph whose index stores
+   its vectors (``Meta.vector_store``) gets the index first, from the batches and the
+   index's own vectors, then the ``COPY`` of their keys.
 
 A rerun finds the plan and the finished batches and says so; a graph that changed
 in between (another load) is planned again.
@@ -327,19 +329,28 @@ class _Embedding:
     def _write(self, store: GraphStore, plan: dict[str, Any], embedder: Embedder) -> int:
         files = sorted((self.root / "batches").glob("b*.parquet"))
         stale = [str(s) for s in plan.get("stale", [])]
+        in_index = store.vectors_in_index()
         if plan.get("force"):
             # every vector replaced, perhaps by another model: a new table, the model
             # recorded with it, then one COPY; a rerun after a kill does the same again
             replaced = int(vector_count(store.table_counts()))
             store.reset_vectors(dimension=embedder.dimension, model=embedder.name)
             store.set_meta(embeddings="partial")
+            if in_index:  # the index first: it is the vectors' only copy
+                store.rebuild_vector_index(files)
             store.copy_parquet("SectionVector", files)
             store.set_meta(embeddings="complete")
             return replaced
         if not files and not stale:
             return 0
         if files and not self._copied(store, files[0]):
-            store.set_meta(vectors_stale="1")  # the vector index is built anew after
+            if in_index:
+                # the index holds the only copy, so it takes the batches first (named in
+                # Meta once whole); a rerun after a kill before the COPY below finds them
+                # in it and replaces them, never adding them twice
+                store.rebuild_vector_index(files, drop=stale)
+            else:
+                store.set_meta(vectors_stale="1")  # the vector index is built anew after
             store.delete_vectors(stale)
             store.copy_parquet("SectionVector", files)
         counts = store.table_counts()

@@ -70,6 +70,7 @@ from kg_agent.store.layout import (
     new_database_path,
 )
 from kg_agent.store.reads import LOST
+from kg_agent.store.vectors import VECTOR_STORES, default_vector_store
 
 __all__ = [
     "EMBEDDING_MODES",
@@ -90,18 +91,25 @@ EMBEDDING_MODES = ("now", "none", "later")
 class LoadOptions(SourceOptions):
     """How a load runs (the options it shares with an update: :class:`SourceOptions`).
     ``limit``: at most this many articles; ``force``: re-load a source already loaded;
-    ``embeddings``: one of :data:`EMBEDDING_MODES`."""
+    ``embeddings``: one of :data:`EMBEDDING_MODES`; ``vector_store``: where a new graph
+    stores its vectors (:data:`~kg_agent.store.vectors.VECTOR_STORES`; default
+    ``KG_AGENT_VECTOR_STORE`` or ``graph``; a graph keeps its own)."""
 
     limit: int | None = None
     batch_pages: int = 2000
     force: bool = False
     embeddings: str = "now"
+    vector_store: str | None = None
 
     def __post_init__(self) -> None:
         SourceOptions.__post_init__(self)
         if self.embeddings not in EMBEDDING_MODES:
             raise InvalidArgumentError(
                 f"embeddings must be one of {', '.join(EMBEDDING_MODES)}, not {self.embeddings!r}"
+            )
+        if self.vector_store is not None and self.vector_store not in VECTOR_STORES:
+            raise InvalidArgumentError(
+                f"vector_store must be one of {', '.join(VECTOR_STORES)}, not {self.vector_store!r}"
             )
 
 
@@ -314,7 +322,15 @@ class Loader:
             store = GraphStore.open(self.db_path, read_only=True)
         with store:
             store.check_model(dimension=self.embedder.dimension, model=self.embedder.name)
-            return store.find_load(fp), store.is_empty(), live_indexes(store.meta())
+            meta, empty = store.meta(), store.is_empty()
+            held = meta.get("vector_store", "graph")
+            if not empty and self.options.vector_store not in (None, held):
+                self._say(
+                    f"{self.db_path} stores its vectors in the {held}: --vector-store is for a "
+                    f"new graph ('kg-agent compact --vector-store "
+                    f"{self.options.vector_store}' moves them)"
+                )
+            return store.find_load(fp), empty, live_indexes(meta)
 
     def _timed(self, phase: str, report: LoadReport, fn: Callable[[], Any]) -> Any:
         if self._on_phase is not None:
@@ -407,6 +423,7 @@ class Loader:
             buffer_pool_mb=self._writer_pool_mb(stage, fresh, report.sections),
             progress=opts.progress,
             max_section_words=opts.max_section_words,
+            vector_store=opts.vector_store or default_vector_store(),
         )
         text = TextSource(
             section_files=[stage.resolved.path(u, "sections") for u in parsed.units],

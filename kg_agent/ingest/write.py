@@ -120,6 +120,8 @@ class WriteJob:
     #: What sections were split at (kept in ``Meta``: an update that splits otherwise
     #: rewrites every article).
     max_section_words: int | None = None
+    #: Where a new graph stores its vectors (store/vectors.py); a graph keeps its own.
+    vector_store: str = "graph"
 
 
 def _files(stage: Stage, units: list[int], where: str, kind: str) -> list[Path]:
@@ -173,7 +175,9 @@ def write_graph(
             )
     try:
         with step("schema"):
-            store.ensure_schema(dimension=job.dimension, model=job.model)
+            store.ensure_schema(
+                dimension=job.dimension, model=job.model, vector_store=job.vector_store
+            )
             existing = None if job.fresh else store.meta().get("embeddings", "complete")
         with step("kept_vectors"):  # the staged vectors the graph holds already
             copier = _Copier(store, stage, job, progress=job.progress, clock=step)
@@ -324,13 +328,17 @@ class _Copier:
         self.copy("Article", [p for p in [st.file("stubs.parquet")] if p.exists()])
         self.copy("Category", [p for p in [st.file("categories.parquet")] if p.exists()])
         self.copy("Section", self._new_rows("sections"))
-        # A new graph's vector index is built after the write; a graph that has one
-        # gets a segment of these vectors at the commit (store/vectors.py)
+        # A new graph's vector index is built after the write (in it, when the index
+        # stores the vectors: the graph keeps none); a graph that has one gets a
+        # segment of these vectors at the commit (store/vectors.py)
         if self.job.embeddings == "now":
             vectors = self._vectors_to_copy()
             self.copy("SectionVector", vectors)
             if not self.job.fresh:
                 self.store.note_added_vectors(vectors)
+            elif self.store.vectors_in_index():
+                with self.clock("vector_index"):
+                    self.store.rebuild_vector_index(vectors)
         self.copy("HAS_SECTION", self._new_rows("has_section"))
         self.copy("IN_CATEGORY", self._new_rows("in_category"))
         self.copy("MENTIONS", self._new_rows("mentions"))

@@ -136,6 +136,7 @@ class GraphEdits:
         # articles; 5.1 s of a 1% update at 100k on 2 CPU cores, 8.6 s on a GPU machine), growing
         # with the graph, and its memory too (2.3 GB of that update's 4.0 GB peak).
         lookups = [f"MATCH (v:{t} {{id: $key}}) RETURN v.embedding, v.text_hash" for t in tables]
+        index = self.store.vector_index() if self.store.vectors_in_index() else None
         for chunk in _chunks(titles):
             rows = self.store._keys(
                 "MATCH (a:Article {title: $key})-[:HAS_SECTION]->(s:Section) "
@@ -143,12 +144,17 @@ class GraphEdits:
                 chunk,
                 table="HAS_SECTION",
             )
+            held: list[list[Any]] = []
             for article, path, text, sid in rows:
                 for lookup in lookups:
                     found = self.store._pk(lookup, {"key": sid})
                     if found:
-                        yield [article, path, text, found[0][0], sid, found[0][1]]
+                        held.append([article, path, text, found[0][0], sid, found[0][1]])
                         break
+            if index is not None:  # the graph's column is NULL: the vectors from the index
+                vectors = index.vectors_of([row[4] for row in held])
+                held = [[*r[:3], vectors[r[4]], *r[4:]] for r in held if r[4] in vectors]
+            yield from held
 
     def mentioning_articles(self, titles: Sequence[str]) -> set[str]:
         """Articles whose sections have an inferred mention of one of ``titles``."""

@@ -92,6 +92,9 @@ class StoreStats:
     vector_segments: int = 0
     #: rows of the vector index whose sections left since it was built
     deleted_vectors: int = 0
+    #: where the section vectors are stored: ``graph`` (its column and the index) or
+    #: ``index`` (the index alone; store/vectors.py)
+    vector_store: str = "graph"
     #: infobox fact items, and the articles that have at least one (0: a graph of schema 3)
     facts: int = 0
     articles_with_facts: int = 0
@@ -189,6 +192,7 @@ class GraphReads:
         def article_table(self) -> ArticleTable | None: ...
         def link_table(self) -> LinkTable | None: ...
         def vector_index(self) -> VectorIndex | None: ...
+        def vectors_in_index(self) -> bool: ...
         @property
         def dimension(self) -> int: ...
 
@@ -311,10 +315,11 @@ class GraphReads:
         )
 
     def _vector_stats(self) -> dict[str, Any]:
+        store = {"vector_store": "index" if self.vectors_in_index() else "graph"}
         index = self.vector_index()
         if index is None:
-            return {}
-        return {"vector_segments": len(index.segments), "deleted_vectors": index.deleted}
+            return store
+        return {**store, "vector_segments": len(index.segments), "deleted_vectors": index.deleted}
 
     def _fact_stats(self) -> dict[str, Any]:
         if not self.has_facts:
@@ -391,7 +396,7 @@ class GraphReads:
     def _scanned_hits(self, embedding: Sequence[float], k: int) -> list[tuple[str, float]]:
         """(id, similarity) of the ``k`` vectors nearest ``embedding``, by a scan of every
         vector table (a scan is exact, and costs ~0.3 s a million vectors)."""
-        if not self.vector_tables():
+        if not self.vector_tables() or self.vectors_in_index():  # no copy in the graph
             return []
         warned = self.__dict__.setdefault("_scan_warned", [])
         if not warned and self.meta().get("embeddings", "complete") == "complete":
@@ -630,6 +635,14 @@ class GraphReads:
         dim = self.dimension
         ids: list[str] = []
         blocks: list[Any] = []
+        if self.vectors_in_index():  # the index's copy, in the graph's order (by id)
+            index = self.vector_index()
+            for chunk_ids, vecs in index.vectors() if index is not None else ():
+                ids.extend(str(i) for i in chunk_ids.to_pylist())
+                blocks.append(vecs)
+            matrix = np.vstack(blocks) if blocks else np.zeros((0, dim), dtype=np.float32)
+            order = sorted(range(len(ids)), key=ids.__getitem__)
+            return [ids[i] for i in order], matrix[order]
         for table in self.vector_tables():
             page, offset = 20000, 0
             while True:
@@ -669,6 +682,7 @@ class GraphReads:
         and its vector is a primary-key lookup.
         """
         out: list[tuple[SectionHit, list[float]]] = []
+        in_index = self.vectors_in_index()
         for title, (pr, n, _offset) in self._article_rows(titles).items():
             for i in range(n):
                 sid = f"{title}::{i:04d}"
@@ -677,7 +691,7 @@ class GraphReads:
                     continue
                 _, _, heading, path, text = rows[0]
                 vec: list[list[Any]] = []
-                for table in self.vector_tables():
+                for table in () if in_index else self.vector_tables():
                     vec = vec or self._pk(
                         f"MATCH (v:{table} {{id: $i}}) RETURN v.embedding", {"i": sid}
                     )
@@ -685,6 +699,12 @@ class GraphReads:
                     sid, title, str(heading or ""), str(path or ""), str(text or ""), 0.0, pr
                 )
                 out.append((hit, list(vec[0][0]) if vec and vec[0][0] is not None else []))
+        if in_index and out:  # the index holds the only copy: one lookup for them all
+            index = self.vector_index()
+            found = index.vectors_of([h.section_id for h, _ in out]) if index is not None else {}
+            out = [
+                (h, found[h.section_id].tolist() if h.section_id in found else []) for h, _ in out
+            ]
         return out
 
     def sections_by_ids(self, ids: Sequence[str]) -> dict[str, SectionHit]:

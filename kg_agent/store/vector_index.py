@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import json
 import os
 import shutil
@@ -55,6 +56,7 @@ __all__ = [
     "VectorIndexError",
     "build_vector_index",
     "collect_vector_garbage",
+    "id_keys",
     "write_vector_changes",
 ]
 
@@ -115,6 +117,15 @@ def _unit(vecs: np.ndarray) -> np.ndarray:
     return out
 
 
+def id_keys(ids: Iterable[str]) -> np.ndarray:
+    """64-bit keys of section ids (BLAKE2b, the same in every process): a segment keeps
+    them sorted, so the rows of a few ids are found by binary search, not by hashing
+    every id of a 33M-row segment (what reading vectors by id needs when the index holds
+    the graph's only copy of them)."""
+    digest = b"".join(hashlib.blake2b(str(s).encode(), digest_size=8).digest() for s in ids)
+    return np.frombuffer(digest, dtype="<u8").astype(np.uint64)
+
+
 def ivf_lists(n: int) -> int:
     """IVF lists: ~4·sqrt(N), a power of two, at least 256 (fewer for a small segment:
     k-means needs ~39 training points a list)."""
@@ -161,6 +172,7 @@ class Segment:
     _sq8: np.ndarray | None = None
     _lo: np.ndarray | None = None
     _step: np.ndarray | None = None
+    _keys: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def is_exact(self) -> bool:
@@ -175,17 +187,61 @@ class Segment:
         return self._ids
 
     def open(self) -> None:
-        if self.is_exact:
-            self._exact = np.load(self.folder / "vectors.npy", mmap_mode="r")
-        else:
+        self._open_vectors()
+        if not self.is_exact:
             import faiss
 
             self._ivf = faiss.read_index(str(self.folder / "ivfpq.faiss"))
             self._ivf.nprobe = ivf_probes(int(self._ivf.nlist))
-            self._sq8 = np.load(self.folder / "sq8.npy", mmap_mode="r")
+
+    def _open_vectors(self) -> None:
+        """The stored vectors, memory-mapped: float32 (exact) or SQ8 codes and their scale."""
+        if self._exact is not None or self._sq8 is not None:
+            return
+        if self.is_exact:
+            self._exact = np.load(self.folder / "vectors.npy", mmap_mode="r")
+        else:
             sq = json.loads((self.folder / "sq8.json").read_text())
             self._lo = np.asarray(sq["lo"], np.float32)
             self._step = np.asarray(sq["step"], np.float32)
+            self._sq8 = np.load(self.folder / "sq8.npy", mmap_mode="r")
+
+    def rows_of(self, ids: Sequence[str]) -> np.ndarray:
+        """The live row of each of ``ids`` in this segment, -1 where it has none."""
+        if self._keys is None:
+            path = self.folder / "keys.npy"
+            if path.exists():
+                self._keys = (
+                    np.load(path, mmap_mode="r"),
+                    np.load(self.folder / "keyrows.npy", mmap_mode="r"),
+                )
+            else:  # a segment written before keys were kept: computed once, held
+                keys = id_keys(self.ids.to_pylist())
+                order = np.argsort(keys, kind="stable")
+                self._keys = (keys[order], order)
+        keys, order = self._keys
+        wanted = id_keys(ids)
+        out = np.full(len(ids), -1, np.int64)
+        at = np.searchsorted(keys, wanted)
+        for i, (pos, key) in enumerate(zip(at.tolist(), wanted.tolist(), strict=True)):
+            while pos < len(keys) and int(keys[pos]) == key:  # a collision: the next one
+                row = int(order[pos])
+                if self.ids[row].as_py() == ids[i]:
+                    out[i] = row
+                    break
+                pos += 1
+        if self.deleted.size:
+            out[np.isin(out, self.deleted)] = -1
+        return out
+
+    def vectors_at(self, rows: np.ndarray) -> np.ndarray:
+        """The unit vectors of ``rows``: as stored (exact) or decoded from SQ8."""
+        self._open_vectors()
+        if self._exact is not None:
+            return np.asarray(self._exact[rows], np.float32)
+        assert self._sq8 is not None and self._lo is not None and self._step is not None
+        decoded: np.ndarray = np.asarray(self._sq8[rows], np.float32) * self._step + self._lo
+        return decoded
 
     def search(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(rows, similarities) of the ``k`` nearest live vectors, best first."""
@@ -253,6 +309,9 @@ class Segment:
                     raise VectorIndexError(
                         f"{self.folder.name}: IVF-PQ holds {ivf.ntotal} of {self.rows} vectors"
                     )
+            keys = self.folder / "keys.npy"
+            if keys.exists() and int(np.load(keys, mmap_mode="r").shape[0]) != self.rows:
+                raise VectorIndexError(f"{self.folder.name}: its id keys are not {self.rows}")
         except (OSError, ValueError, pa.ArrowException, RuntimeError) as exc:
             raise VectorIndexError(f"{self.folder.name}: {str(exc).splitlines()[0]}") from None
         if n_ids != self.rows or n_vec != self.rows:
@@ -280,13 +339,16 @@ def _write_segment(root: Path, parts: Parts, dim: int, exact_max: int | None = N
     folder = root / f"seg-{_stamp()}"
     folder.mkdir(parents=True)
     blocks: list[np.ndarray] = []
+    keys: list[np.ndarray] = []
     n = 0
     with (
         pa.OSFile(str(folder / "ids.arrow"), "wb") as sink,
         pa.ipc.new_file(sink, _ID_SCHEMA) as writer,
     ):
         for chunk_ids, vecs in parts():
-            writer.write_batch(pa.record_batch([pa.array(chunk_ids, pa.string())], _ID_SCHEMA))
+            chunk = pa.array(chunk_ids, pa.string())
+            writer.write_batch(pa.record_batch([chunk], _ID_SCHEMA))
+            keys.append(id_keys(chunk.to_pylist()))
             rows = np.asarray(vecs, np.float32).reshape(-1, dim)
             n += len(rows)
             if n <= limit:
@@ -298,6 +360,11 @@ def _write_segment(root: Path, parts: Parts, dim: int, exact_max: int | None = N
         np.save(folder / "vectors.npy", vectors)
     else:
         _write_ivf(folder, parts, n, dim)
+    every = np.concatenate(keys) if keys else np.zeros(0, np.uint64)
+    order = np.argsort(every, kind="stable")
+    np.save(folder / "keys.npy", every[order])
+    np.save(folder / "keyrows.npy", order.astype(np.uint32 if n < 2**32 else np.int64))
+    del every, order
     for p in folder.iterdir():
         fsync_path(p)
     fsync_path(folder)
@@ -454,6 +521,28 @@ class VectorIndex:
                 dead[seg.deleted] = True
                 ids = ids.filter(pa.array(~dead))
             yield ids.combine_chunks()
+
+    def vectors(self) -> Iterator[tuple[pa.Array, np.ndarray]]:
+        """(ids, unit vectors) of every live row, segment by segment, in chunks: an exact
+        segment's as stored, an IVF segment's decoded from SQ8."""
+        for seg in self.segments:
+            yield from seg.vectors()
+
+    def vectors_of(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The unit vector of each of ``ids`` the index holds (decoded from SQ8 in an IVF
+        segment): how a graph whose vectors live in its index alone reads them by id."""
+        wanted = [str(i) for i in dict.fromkeys(ids)]
+        out: dict[str, np.ndarray] = {}
+        for seg in self.segments:
+            todo = [i for i in wanted if i not in out]
+            if not todo:
+                break
+            rows = seg.rows_of(todo)
+            hit = np.flatnonzero(rows >= 0)
+            if hit.size:
+                vecs = seg.vectors_at(rows[hit])
+                out.update((todo[j], vecs[k]) for k, j in enumerate(hit.tolist()))
+        return out
 
 
 def _write_manifest(root: Path, dim: int, segments: Sequence[tuple[Segment, str | None]]) -> str:

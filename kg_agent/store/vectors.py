@@ -1,10 +1,21 @@
 """Writes to the section vectors, and the vector index kept in step with them.
 
-A mixin of :class:`~kg_agent.store.GraphStore`, like :mod:`.reads`. The float32
-vectors live in the graph's ``SectionVector`` table (apart from the sections: Kùzu
-cannot ``SET`` a list column cheaply, so vectors are added by ``COPY`` and replaced by
-``DELETE``); search goes through the index beside the graph
+A mixin of :class:`~kg_agent.store.GraphStore`, like :mod:`.reads`. Each section with
+a vector has a row in the graph's ``SectionVector`` table (apart from the sections:
+Kùzu cannot ``SET`` a list column cheaply, so vectors are added by ``COPY`` and
+replaced by ``DELETE``); search goes through the index beside the graph
 (:mod:`.vector_index`), which Kùzu knows nothing of.
+
+**Where the vectors are stored** (``Meta.vector_store``, chosen when a graph is
+created, changed by ``compact --vector-store``):
+
+* ``graph``: the float32 vectors in ``SectionVector.embedding`` *and* in the index
+  (SQ8 in an IVF segment). 1.85 GiB a million sections: ~61 GiB for English.
+* ``index``: ``SectionVector`` keeps ids and text hashes, its ``embedding`` NULL (which
+  Kùzu stores in no space); the index is the only copy, read by id where the graph's
+  column was (:meth:`~.vector_index.VectorIndex.vectors_of`): 0.43 KiB a section in
+  an IVF segment, ~14 GiB for English. Vectors read back from an IVF segment are SQ8
+  decoded, so a rebuild (``reindex``, ``compact``) quantises them again.
 
 **One transaction for both.** Inside a write transaction, :meth:`delete_vectors` and
 :meth:`note_added_vectors` record what changes; :meth:`VectorWrites.commit` writes the
@@ -19,6 +30,7 @@ vectors into ``SectionVector`` and drops the HNSW indexes (``ingest/upgrade.py``
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kg_agent.store.reads import RECENT, UNINDEXED
@@ -35,9 +48,27 @@ from kg_agent.store.vector_index import (
     write_vector_changes,
 )
 
-__all__ = ["VectorWrites", "vector_count", "vector_parts", "vector_table_ddl"]
+__all__ = [
+    "VECTOR_STORES",
+    "VECTOR_STORE_ENV",
+    "VectorWrites",
+    "default_vector_store",
+    "vector_count",
+    "vector_parts",
+    "vector_table_ddl",
+]
 
 _BATCH = 50_000
+#: Where a graph's section vectors are stored (see the module docstring).
+VECTOR_STORES = ("graph", "index")
+#: The store a new graph gets when its load names none.
+VECTOR_STORE_ENV = "KG_AGENT_VECTOR_STORE"
+
+
+def default_vector_store() -> str:
+    """``graph``, or what ``KG_AGENT_VECTOR_STORE`` names."""
+    value = os.environ.get(VECTOR_STORE_ENV, "").strip().lower()
+    return value if value in VECTOR_STORES else "graph"
 
 
 def vector_count(counts: Mapping[str, int]) -> int:
@@ -88,6 +119,16 @@ class VectorWrites:
         _vector_adds: list[Path]
         last_vector_change: tuple[int, int]
 
+    def vectors_in_index(self) -> bool:
+        """Whether the index holds the graph's only copy of its vectors (``Meta.vector_store``)."""
+        known: bool | None = getattr(self, "_in_index", None)
+        if known is not None:
+            return known
+        found = self.meta().get("vector_store", "graph") == "index"
+        if getattr(self, "read_only", False):
+            self._in_index = found
+        return found
+
     # ------------------------------------------------------------------ in a transaction
     def delete_vectors(self, ids: Sequence[str]) -> None:
         """Delete the vectors of ``ids`` (and, at commit, their rows in the index)."""
@@ -99,7 +140,7 @@ class VectorWrites:
     def note_added_vectors(self, files: Sequence[Path]) -> None:
         """Vectors this write copied into ``SectionVector`` from ``files`` (parquet of
         ``id``, ``embedding``), for the index at commit. They must stay until then."""
-        if self._in_tx and self.vector_index() is not None:
+        if self._in_tx and (self.vector_index() is not None or self.vectors_in_index()):
             self._vector_adds.extend(Path(f) for f in files)
 
     def write_pending_vectors(self) -> None:
@@ -108,11 +149,14 @@ class VectorWrites:
         index = self.vector_index()
         deletes, adds = self._vector_deletes, self._vector_adds
         self._vector_deletes, self._vector_adds = [], []
-        if index is None or not (deletes or adds):
+        if not (deletes or adds) or (index is None and not (adds and self.vectors_in_index())):
             return
         added = sum(pq.read_metadata(f).num_rows for f in adds if f.exists())
         dim = self.dimension
-        name = write_vector_changes(index, lambda: vector_parts(adds, dim), deletes)
+        if index is None:  # the first vectors of a graph whose index stores them
+            name = build_vector_index(self.index_root, lambda: vector_parts(adds, dim), dim)
+        else:
+            name = write_vector_changes(index, lambda: vector_parts(adds, dim), deletes)
         self.last_vector_change = (added, len(set(deletes)))
         self.set_meta(vector_manifest=name)
         self.forget_vector_index()
@@ -132,6 +176,8 @@ class VectorWrites:
         meta = self.meta()
         if not force and meta.get("vectors_stale") != "1" and self.vector_index() is not None:
             return True
+        if self.vectors_in_index():
+            return self.rebuild_vector_index()
         if meta.get("embeddings", "complete") != "complete":
             return False
         self.index_root.mkdir(parents=True, exist_ok=True)
@@ -149,6 +195,49 @@ class VectorWrites:
                 return False
             dim = self.dimension
             name = build_vector_index(self.index_root, lambda: vector_parts(files, dim), dim)
+        self.set_meta(vector_manifest=name, vectors_stale="0")
+        self.forget_vector_index()
+        return True
+
+    def rebuild_vector_index(
+        self,
+        files: Sequence[Path] = (),
+        *,
+        drop: Sequence[str] = (),
+        source: VectorIndex | None = None,
+    ) -> bool:
+        """A graph whose index stores its vectors: one index built anew from the live
+        vectors of ``source`` (default: the graph's index) other than ``drop`` and the
+        ids of ``files``, and the vectors of ``files`` (parquet of ``id``, ``embedding``).
+        Named in ``Meta`` once whole, so a write killed after it and rerun finds its
+        vectors in the index and replaces them rather than adding them twice."""
+        current = source if source is not None else self.vector_index()
+        files = [Path(f) for f in files if Path(f).exists()]
+        dim = self.dimension
+        gone: pa.Array | None = None
+        if current is not None and (drop or files):
+            replaced = [pa.array(list(drop), pa.string())]
+            for f in files:
+                replaced.extend(pq.read_table(f, columns=["id"]).column("id").chunks)
+            gone = pa.concat_arrays([c.cast(pa.string()) for c in replaced])
+
+        def parts() -> Iterator[tuple[pa.Array, np.ndarray]]:
+            if current is not None:
+                for ids, vecs in current.vectors():
+                    if gone is not None and len(gone):
+                        keep = pc.invert(pc.is_in(ids, value_set=gone))
+                        ids, vecs = ids.filter(keep), vecs[keep.to_numpy(zero_copy_only=False)]
+                    yield ids, vecs
+            yield from vector_parts(files, dim)
+
+        rows = (len(current) if current is not None else 0) + sum(
+            pq.read_metadata(f).num_rows for f in files
+        )
+        if not rows:
+            self.set_meta(vector_manifest="", vectors_stale="0")
+            self.forget_vector_index()
+            return False
+        name = build_vector_index(self.index_root, parts, dim)
         self.set_meta(vector_manifest=name, vectors_stale="0")
         self.forget_vector_index()
         return True

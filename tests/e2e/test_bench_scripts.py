@@ -53,6 +53,7 @@ SCRIPTS: dict[str, tuple[str, str]] = {
         "--sizes 300,600 --kuzu-max 300 --shared {data}/..",
         "rows",
     ),
+    "bench_vector_store": ("--base {graph} --sizes 100 --work {work}", "rows"),
     "bench_embed": (
         "--data {data}/multihop/2wikimultihopqa --limit 40 --rounds 1 --sample 16 --settings naive",
         "results",
@@ -60,7 +61,7 @@ SCRIPTS: dict[str, tuple[str, str]] = {
 }
 
 #: the scripts that read nothing from ../shared/data at these settings
-OWN_DATA = frozenset(["bench_load"])
+OWN_DATA = frozenset(["bench_load", "bench_vector_store"])
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))

@@ -30,9 +30,9 @@ ENV = dict(os.environ, HF_HUB_OFFLINE="1")
 
 
 def vectors(db: Path) -> dict[str, np.ndarray]:
-    with GraphStore.open(db) as store:
-        rows = store.query("MATCH (v:SectionVector) RETURN v.id AS id, v.embedding AS e")
-    return {r["id"]: np.asarray(r["e"], dtype=np.float32) for r in rows}
+    with GraphStore.open(db) as store:  # the graph's column, or its index's copy
+        ids, matrix = store.section_embeddings()
+    return dict(zip(ids, np.asarray(matrix, dtype=np.float32), strict=True))
 
 
 def graph_first(db: Path) -> Path:

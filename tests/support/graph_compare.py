@@ -44,7 +44,13 @@ def graph_content(db: Path) -> dict[str, Any]:
             for name, q in QUERIES.items()
         }
         out["vectors"] = {}
-        for table in store.vector_tables():  # indexed, and an update's waiting beside them
+        out["vector_store"] = store.meta().get("vector_store", "graph")
+        if store.vectors_in_index():  # the graph keeps keys alone: the index's copy
+            ids, matrix = store.section_embeddings()
+            out["vectors"] = dict(zip(ids, matrix, strict=True))
+            nulls = "MATCH (v:SectionVector) WHERE v.embedding IS NOT NULL RETURN count(v) AS n"
+            assert store.query(nulls)[0]["n"] == 0, "the graph holds vectors its index stores"
+        for table in () if store.vectors_in_index() else store.vector_tables():
             rows = store.query(f"MATCH (v:{table}) RETURN v.id AS id, v.embedding AS v")
             for r in rows:
                 assert r["id"] not in out["vectors"], f"{r['id']} has two vectors"
@@ -76,7 +82,7 @@ def assert_same_graph(updated: Path, fresh: Path, *, atol: float = 1e-5) -> None
     assert a["vectors"].keys() == b["vectors"].keys()
     for sid, vec in a["vectors"].items():
         assert np.allclose(vec, b["vectors"][sid], atol=atol), sid
-    assert a["text_index"] == b["text_index"]
+    assert a["text_index"] == b["text_index"] and a["vector_store"] == b["vector_store"]
     # the vector index holds every vector of the graph, and answers as a fresh build's
     if a["vectors"]:
         assert a["vector_index"] == b["vector_index"] == sorted(a["vectors"])

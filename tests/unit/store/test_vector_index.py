@@ -183,3 +183,37 @@ def _deletion_files(index: vi.VectorIndex) -> set[str]:
 
     spec = json.loads((index.root / index.manifest).read_text())
     return {s["deleted"] for s in spec["segments"] if s.get("deleted")}
+
+
+@pytest.mark.parametrize("exact_max", [None, 0], ids=["exact", "ivf-pq"])
+def test_vectors_are_read_back_by_id(tmp_path: Path, exact_max: int | None) -> None:
+    """What a graph whose index stores its vectors reads where its column was: each
+    live id's vector (float32 as stored, or SQ8-decoded within a step), none for an id
+    deleted or never added, and the same through a segment written before id keys."""
+    n = 3000
+    vecs = _clustered(n, 7)
+    ids = [f"Title {i}::{i % 3:04d}" for i in range(n)]
+    name = vi.build_vector_index(tmp_path, lambda: _parts(ids, vecs), DIM, exact_max=exact_max)
+    index = vi.VectorIndex(tmp_path / vi.FOLDER, name)
+    seg = index.segments[0]
+    assert (seg.folder / "keys.npy").exists() and seg.is_exact == (exact_max is None)
+    wanted = [ids[5], ids[2999], "Nowhere::0000", ids[1234]]
+    got = index.vectors_of(wanted)
+    assert sorted(got) == sorted([ids[5], ids[2999], ids[1234]])
+    tolerance = 1e-6 if exact_max is None else 0.02
+    for sid in got:
+        np.testing.assert_allclose(got[sid], vecs[ids.index(sid)], atol=tolerance)
+    # a change: one deleted, one added in a new (exact) segment
+    new = _clustered(1, 8)
+    changed = vi.write_vector_changes(index, lambda: [(pa.array(["Added::0000"]), new)], [ids[5]])
+    after = vi.VectorIndex(tmp_path / vi.FOLDER, changed)
+    got = after.vectors_of([ids[5], "Added::0000", ids[6]])
+    assert sorted(got) == ["Added::0000", ids[6]]
+    np.testing.assert_allclose(got["Added::0000"], new[0], atol=1e-6)
+    # a segment without its key files (written before them) computes its keys once
+    for f in ("keys.npy", "keyrows.npy"):
+        (seg.folder / f).unlink()
+    older = vi.VectorIndex(tmp_path / vi.FOLDER, changed)
+    assert sorted(older.vectors_of([ids[6], ids[5]])) == [ids[6]]
+    live = sum(len(i) for i, _ in older.vectors())
+    assert live == len(older) == n
