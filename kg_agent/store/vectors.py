@@ -41,6 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from kg_agent.exceptions import DatabaseError
 from kg_agent.store.reads import RECENT, UNINDEXED
 from kg_agent.store.vector_index import (
     VectorIndex,
@@ -114,6 +115,7 @@ class VectorWrites:
         def dimension(self) -> int: ...
 
         index_root: Path
+        home: str
         _in_tx: bool
         _vector_deletes: list[str]
         _vector_adds: list[Path]
@@ -212,6 +214,13 @@ class VectorWrites:
         Named in ``Meta`` once whole, so a write killed after it and rerun finds its
         vectors in the index and replaces them rather than adding them twice."""
         current = source if source is not None else self.vector_index()
+        if current is None and source is None and self.meta().get("vector_manifest"):
+            # the only copy cannot be read: rebuilding "from nothing" would forget it
+            raise DatabaseError(
+                f"the vector index of {self.home} cannot be read, and it holds the graph's "
+                f"only copy of its vectors: embed them again with 'kg-agent embed --db "
+                f"{self.home} --force'"
+            )
         files = [Path(f) for f in files if Path(f).exists()]
         dim = self.dimension
         gone: pa.Array | None = None

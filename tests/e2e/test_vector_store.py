@@ -172,10 +172,22 @@ def test_embed_puts_the_vectors_in_the_index_once_even_when_cut_short(
         np.testing.assert_allclose(a["vectors"][sid], vec, atol=1e-5)
 
 
-def test_check_says_the_vectors_are_lost_when_the_index_is(in_index: Path, tmp_path: Path) -> None:
-    db = copy_graph(in_index, tmp_path / "g.kuzu")
-    shutil.rmtree(Path(f"{db}.indexes") / "vectors")
-    done = _cli("check", "--db", str(db))
+def _one_error(done: subprocess.CompletedProcess[str]) -> str:
     errors = [ln for ln in done.stderr.splitlines() if ln.startswith("Error")]
     assert done.returncode != 0 and len(errors) == 1, done.stderr
-    assert "kg-agent embed" in errors[0] and "--force" in errors[0]
+    return errors[0]
+
+
+def test_a_lost_index_is_named_and_embedding_again_mends_it(in_index: Path, tmp_path: Path) -> None:
+    """The index is the vectors' only copy: ``check`` and ``reindex`` say to embed again
+    (a rebuild from nothing would forget them), and ``embed --force`` does."""
+    db = copy_graph(in_index, tmp_path / "g.kuzu")
+    shutil.rmtree(Path(f"{db}.indexes") / "vectors")
+    for command in ("check", "reindex"):
+        error = _one_error(_cli(command, "--db", str(db)))
+        assert "kg-agent embed" in error and "--force" in error, (command, error)
+    done = _cli("embed", "--db", str(db), "--force", "--no-cache")
+    assert done.returncode == 0, done.stderr
+    assert _cli("check", "--db", str(db)).returncode == 0
+    with GraphStore.open(db) as store:
+        assert store.check_vector_index() == store.table_counts()["Section"]
