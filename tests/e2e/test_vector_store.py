@@ -21,8 +21,10 @@ import pytest
 from kg_agent.agent import KnowledgeGraphAgent
 from kg_agent.cli import SAMPLE_DUMP
 from kg_agent.embedding import Embedder
+from kg_agent.exceptions import DatabaseError
 from kg_agent.ingest import embed_graph as embed_module
-from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source
+from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source, reindex
+from kg_agent.ingest.update import UpdateOptions, update_graph
 from kg_agent.store import GraphStore
 from tests.support.cli import kg_agent_exe
 from tests.support.graph_compare import assert_same_graph, copy_graph, graph_content
@@ -103,13 +105,14 @@ def test_an_update_of_it_equals_a_fresh_load_of_the_newer_dump(
     embedder: Embedder, tmp_path: Path
 ) -> None:
     """The update reads the vectors it reuses from the index, adds a segment for the new
-    ones and deletes the replaced rows, leaving the graph's column NULL."""
+    ones and deletes the replaced rows, leaving the graph's column NULL (the CLI's update
+    is the default graph's, in test_update.py)."""
     newer = write_newer_sample(tmp_path / "sample-v2-pages-articles.xml")
     db = _load(SAMPLE_DUMP, tmp_path / "updated" / "g.kuzu", embedder)
-    done = _cli("update", str(newer), "--db", str(db), "--json", "-q", "--no-cache")
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
-    assert report["sections_reused"] > 0 and report["vectors_added"] > 0
+    report = update_graph(
+        newer, db, embedder=embedder, options=UpdateOptions(progress=False, cache=False)
+    )
+    assert report.sections_reused > 0 and report.vectors_added > 0
     fresh = _load(newer, tmp_path / "fresh" / "g.kuzu", embedder)
     assert_same_graph(db, fresh)
     assert _graph_vectors(db) == 0
@@ -178,16 +181,19 @@ def _one_error(done: subprocess.CompletedProcess[str]) -> str:
     return errors[0]
 
 
-def test_a_lost_index_is_named_and_embedding_again_mends_it(in_index: Path, tmp_path: Path) -> None:
+def test_a_lost_index_is_named_and_embedding_again_mends_it(
+    in_index: Path, tmp_path: Path, embedder: Embedder
+) -> None:
     """The index is the vectors' only copy: ``check`` and ``reindex`` say to embed again
     (a rebuild from nothing would forget them), and ``embed --force`` does."""
     db = copy_graph(in_index, tmp_path / "g.kuzu")
     shutil.rmtree(Path(f"{db}.indexes") / "vectors")
-    for command in ("check", "reindex"):
-        error = _one_error(_cli(command, "--db", str(db)))
-        assert "kg-agent embed" in error and "--force" in error, (command, error)
-    done = _cli("embed", "--db", str(db), "--force", "--no-cache")
-    assert done.returncode == 0, done.stderr
+    error = _one_error(_cli("check", "--db", str(db)))
+    assert "kg-agent embed" in error and "--force" in error, error
+    with pytest.raises(DatabaseError, match=r"embed --db .* --force"):
+        reindex(str(db), progress=False)
+    report = embed_module.embed_graph(str(db), embedder, cache=False, progress=False, force=True)
+    assert report.replaced == report.embedded > 0
     assert _cli("check", "--db", str(db)).returncode == 0
     with GraphStore.open(db) as store:
         assert store.check_vector_index() == store.table_counts()["Section"]
