@@ -7,13 +7,14 @@ search is 0.86, its build runs at ~1,500 vectors/s on 2 cores (~6 h for English'
 it cannot index int8 columns, and inserts into a built index strand parts of it.
 faiss's IVF-PQ with fast-scan codes (96 sub-quantizers of 4 bits: 48 bytes), whose
 2,000 best candidates are rescored from int8 (SQ8) vectors, reached recall@10 0.964 at 5M
-in 11.8 ms p50 on 2 cores in 432 bytes a vector, and takes new vectors without a
+in 6.6 ms p50 on 2 cores in 466 bytes a vector, and takes new vectors without a
 rebuild (docs/BENCHMARKS.md). A graph of up to :data:`EXACT_MAX` vectors is searched
 exactly (float32): no training, perfect recall.
 
 **Layout.** ``PATH.indexes/vectors/`` holds immutable *segments* (``seg-*/``: the
-section ids as an Arrow file, and either the float32 vectors of an exact segment or
-the IVF-PQ index and SQ8 codes of a large one), *deletion files* (``del-*.npy``: the
+section ids as an Arrow file, their 64-bit keys sorted with the rows they sit at, to
+read a vector by id, and either the float32 vectors of an exact segment or the IVF-PQ
+index and SQ8 codes of a large one), *deletion files* (``del-*.npy``: the
 rows of a segment whose sections left, sorted) and *manifests*
 (``manifest-*.json``: the segments and deletion files of one state of the index).
 The graph's ``Meta.vector_manifest`` names the live manifest, so the graph and its
@@ -500,7 +501,10 @@ class VectorIndex:
         for i, seg in enumerate(self.segments):
             picked = [row for _, j, row in found if j == i]
             if picked:
-                names = seg.ids.take(pa.array(picked, pa.int64())).to_pylist()
+                # one id at a time: ``take`` on the memory-mapped ids (a chunk a written
+                # batch) concatenates them first, a cost that grows with the segment
+                # (0.72 ms for 10 ids at 1M in 10 chunks, ~0.01 ms this way)
+                names = [seg.ids[row].as_py() for row in picked]
                 ids.update(((i, r), str(n)) for r, n in zip(picked, names, strict=True))
         return [(ids[(i, row)], sim) for sim, i, row in found]
 
