@@ -35,14 +35,8 @@ from tests.support.fake_anthropic import (
     fake_anthropic_server,
     text,
 )
+from tests.support.twowiki_questions import FILMS, OPEN_GAP_QUESTION, QUESTION
 
-QUESTION = (
-    "Which film has the director born earlier, The Planet Of Junior Brown or A Yank In The R.A.F.?"
-)
-FILMS = ("The Planet of Junior Brown", "A Yank in the R.A.F.")
-#: Two years no passage of the corpus mentions: the gap never closes, so the loop
-#: runs until ``max_steps`` (the plan's per-year steps, then refinements).
-OPEN_GAP_QUESTION = "How did the population of Toronto change between 2061 and 2087?"
 STOP_REASONS = {r.value for r in StopReason}
 ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
 

@@ -40,13 +40,8 @@ from tests.support.fake_anthropic import (
     fake_anthropic_server,
     text,
 )
+from tests.support.twowiki_questions import FILMS, OPEN_GAP_QUESTION, QUESTION
 
-QUESTION = (
-    "Which film has the director born earlier, The Planet Of Junior Brown or A Yank In The R.A.F.?"
-)
-FILMS = ("The Planet of Junior Brown", "A Yank in the R.A.F.")
-#: Years no passage mentions: the gap stays open whatever is found.
-OPEN_GAP_QUESTION = "How did the population of Toronto change between 2061 and 2087?"
 APIS = ("anthropic", "openai")
 
 
