@@ -127,6 +127,8 @@ class KnowledgeGraphAgent:
         self.db_path = str(db_path)
         self.store = GraphStore.open(self.db_path, read_only=read_only)
         try:
+            # a graph an interrupted write left half-changed is not answered from
+            self.store.require_whole()
             # the graph's own model by default (its vectors are only comparable to its
             # own); an embedder of another model is refused by the semantic retriever
             self.embedder = embedder or Embedder(self.store.meta().get("model"))

@@ -103,9 +103,28 @@ class TreeRSS:
         return self.peak
 
 
-def kg_agent() -> list[str]:
+def kg_agent(tree: Path | None = None) -> list[str]:
+    """The ``kg-agent`` command of this checkout, or of the checkout ``tree``."""
+    if tree is not None and tree.resolve() != ROOT:
+        boot = f"import sys; sys.path.insert(0, {str(tree)!r}); "
+        boot += "from kg_agent._entry import main; main()"
+        return [sys.executable, "-c", boot]
     exe = Path(sys.executable).with_name("kg-agent")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "kg_agent._entry"]
+
+
+def tree_label(tree: Path) -> str:
+    """The commit a checkout is at (its short hash), for the rows' ``tree`` column."""
+    out = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    dirty = subprocess.run(
+        ["git", "-C", str(tree), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+    )
+    label = out.stdout.strip() or tree.name
+    return label + ("+" if dirty.stdout.strip() else "")
 
 
 def ensure_dump(n: int, dump_dir: Path, multistream: bool) -> dict[str, Path]:
@@ -130,12 +149,15 @@ def disk_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def run_load(src: Path, db: Path, workers: int | None) -> dict[str, Any]:
-    cmd = [*kg_agent(), "load", str(src), "--db", str(db), "--embeddings", "none", "--json", "-q"]
+def run_load(src: Path, db: Path, workers: int | None, tree: Path = ROOT) -> dict[str, Any]:
+    cmd = [*kg_agent(tree), "load", str(src), "--db", str(db), "--embeddings", "none", "--json"]
+    cmd.append("-q")
     if workers:
         cmd += ["--workers", str(workers)]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(tree)
+    )
     rss = TreeRSS(proc.pid)
     out, err = proc.communicate()
     peak = rss.stop()
@@ -168,10 +190,11 @@ def questions(db: Path, n: int) -> list[str]:
     return [shapes[i % len(shapes)].format(t) for i, t in enumerate(picks)]
 
 
-def bench_queries(db: Path, n: int) -> dict[str, Any]:
+def bench_queries(db: Path, n: int, tree: Path = ROOT) -> dict[str, Any]:
     """Warm ask in one process (after one untimed question), then a cold CLI ask."""
     code = f"""
 import json, time, sys
+sys.path.insert(0, {str(tree)!r})
 t0 = time.perf_counter()
 from kg_agent.agent import KnowledgeGraphAgent
 agent = KnowledgeGraphAgent({str(db)!r}, offline=True)
@@ -192,7 +215,7 @@ print(json.dumps({{"open_s": t1 - t0, "first_query_s": first, "latencies": lat,
         input=json.dumps(qs),
         capture_output=True,
         text=True,
-        cwd=str(ROOT),
+        cwd=str(tree),
     )
     if proc.returncode != 0:
         raise SystemExit(f"query benchmark failed: {proc.stderr[-800:]}")
@@ -200,7 +223,7 @@ print(json.dumps({{"open_s": t1 - t0, "first_query_s": first, "latencies": lat,
     lat = sorted(res["latencies"])
     t0 = time.perf_counter()
     cold = subprocess.run(
-        [*kg_agent(), "ask", qs[0], "--db", str(db)], capture_output=True, text=True
+        [*kg_agent(tree), "ask", qs[0], "--db", str(db)], capture_output=True, text=True
     )
     cold_s = time.perf_counter() - t0
     names = sorted({k for st in res["stages"] for k in st})
@@ -226,16 +249,21 @@ def bench_size(n: int, args: argparse.Namespace) -> list[dict[str, Any]]:
     variants = [("xml", dumps["xml"])] + (
         [("multistream", dumps["multistream"])] if args.multistream else []
     )
-    for fmt, src in variants:
-        db_dir = args.db_dir / f"scale-{n}-{fmt}"
+    runs = [
+        (fmt, src, tree) for _ in range(args.repeat) for fmt, src in variants for tree in args.trees
+    ]
+    for fmt, src, tree in runs:
+        label = tree_label(tree)
+        db_dir = args.db_dir / f"scale-{n}-{fmt}-{label.rstrip('+')}"
         shutil.rmtree(db_dir, ignore_errors=True)
         db_dir.mkdir(parents=True)
         db = db_dir / "g.kuzu"
-        print(f"loading {src.name} ({disk_size(src) / 2**30:.2f} GiB) ...", flush=True)
-        load = run_load(src, db, args.workers)
+        print(f"loading {src.name} ({disk_size(src) / 2**30:.2f} GiB) with {label} ...", flush=True)
+        load = run_load(src, db, args.workers, tree)
         rep = load["report"]
         t = rep["timings"]
         row: dict[str, Any] = {
+            "tree": label,
             "articles": rep["articles"],
             "format": fmt,
             "layout": rep["layout"],
@@ -268,7 +296,7 @@ def bench_size(n: int, args: argparse.Namespace) -> list[dict[str, Any]]:
         }
         if fmt == "xml":
             print("querying ...", flush=True)
-            row.update(bench_queries(db, args.questions))
+            row.update(bench_queries(db, args.questions, tree))
         rows.append(row)
         print_table([row])
         for phase, peaks in row["rss_by_phase_mib"].items():
@@ -377,6 +405,7 @@ def project(rows: list[dict[str, Any]], cores: int) -> dict[str, Any]:
 
 def print_table(rows: list[dict[str, Any]]) -> None:
     cols = [
+        ("tree", "{}"),
         ("articles", "{:,}"),
         ("format", "{}"),
         ("sections", "{:,}"),
@@ -418,6 +447,14 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the graphs")
     ap.add_argument("--json", type=Path, help="save the rows and the projection here")
     ap.add_argument("--report", nargs="*", type=Path, help="only fit and project saved JSON")
+    ap.add_argument(
+        "--trees",
+        type=lambda v: [Path(p).resolve() for p in v.split(",")],
+        default=[ROOT],
+        help="checkouts to measure side by side on the same dumps (comma list; default: this "
+        "one), e.g. a git worktree of an older commit",
+    )
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each tree, alternated")
     ap.add_argument(
         "--hnsw-sizes", help="also time Kùzu's HNSW build over this many random vectors (list)"
     )

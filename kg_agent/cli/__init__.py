@@ -13,6 +13,8 @@ these definitions (``scripts/make_cli_docs.py``).
 from __future__ import annotations
 
 import os
+import shlex
+import sys
 
 import click
 
@@ -32,6 +34,10 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     remember_tokenizer_choice()
+    # What a write's crash message tells to run again: the command line as typed
+    # (kg_agent/ingest/session.py); only in the command's own process (kg_agent/_entry.py).
+    if os.environ.get("KG_AGENT_SUPERVISED") and sys.argv[:1] == ["-c"]:
+        os.environ["KG_AGENT_COMMAND_LINE"] = shlex.join(["kg-agent", *sys.argv[1:]])
     # The model's own "Loading weights" bar would break our progress lines.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")

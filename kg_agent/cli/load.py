@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
+
+if TYPE_CHECKING:
+    from kg_agent.store.write_state import WriteStatus
 
 from kg_agent.cli.common import (
     db_option,
@@ -154,10 +157,13 @@ def stats(db_path: str, top: int, as_json: bool) -> None:
     with GraphStore.open(db_path, read_only=True) as store:
         st = store.stats(top=top)
         loads = store.loads()
+        write = store.write_status()
     if as_json:
         data = st.to_dict()
         data["load_history"] = loads
+        data["last_write"] = None if write is None else write.to_dict()
         echo_json(data)
+        _exit_if_refused(write)
         return
     ix = st.indexes
 
@@ -206,6 +212,17 @@ def stats(db_path: str, top: int, as_json: bool) -> None:
         click.echo("  top PageRank:")
         for i, (title, pr) in enumerate(st.top_pagerank, 1):
             click.echo(f"    {i:>3}. {pr:.5f}  {title}")
+    if write is not None:
+        click.echo(f"  last write      {write.message()}")
+    _exit_if_refused(write)
+
+
+def _exit_if_refused(write: WriteStatus | None) -> None:
+    """Exit status 1, the line on stderr, for a graph that queries refuse (an interrupted
+    write changed it); the counts above it are what the graph holds now."""
+    if write is not None and write.refuses_queries:
+        click.echo(f"Error: {write.message()}", err=True)
+        raise SystemExit(1)
 
 
 @click.command()
@@ -389,17 +406,24 @@ def embed(
 def check(db_path: str, as_json: bool) -> None:
     """Verify a graph: its file against the checksums of its last write, then a full read.
 
-    Exit status 1 with one line naming the damage when a block of the file changed or
-    a table cannot be read (a crash inside Kùzu is reported the same way).
+    Exit status 1 with one line: naming the damage when a block of the file changed
+    outside kg-agent or a table cannot be read (a crash inside Kùzu is reported the same
+    way); or naming a write that was interrupted, with the command that finishes it (a
+    write that changed the graph and did not finish is not damage, and the file differs
+    from its checksums until it finishes).
     """
     from kg_agent.exceptions import DatabaseError
     from kg_agent.store import GraphStore
     from kg_agent.store.integrity import verify_checksums
+    from kg_agent.store.write_state import InterruptedWriteError, WriteStatus, read_intent
 
     if not os.path.exists(db_path):
         raise DatabaseError(f"database {db_path} not found")
+    intent = read_intent(db_path)
+    if intent is not None and intent.alive():
+        raise DatabaseError(WriteStatus(db_path, intent, False, True).message())
     sums = verify_checksums(db_path)
-    if sums.recorded and not sums.ok:
+    if sums.recorded and not sums.ok and intent is None:
         where = (
             f"{len(sums.damaged_blocks)} block(s) of 16 MiB differ, the first at byte "
             f"{sums.damaged_blocks[0]:,}"
@@ -408,15 +432,22 @@ def check(db_path: str, as_json: bool) -> None:
         )
         raise DatabaseError(
             f"database {db_path} is damaged: {where} since its last write "
-            f"({sums.written_at}); restore a copy or load its sources again into a new --db"
+            f"({sums.written_at}), by something other than kg-agent; restore a copy or load "
+            "its sources again into a new --db"
         )
     with GraphStore.open(db_path, read_only=True) as store:
+        write = store.write_status()
+        if write is not None and write.committed:
+            raise InterruptedWriteError(write.message())
         rows = store.read_everything()
         status = store.index_status()
         vectors = store.check_vector_index()
+    if write is not None and not sums.ok:  # whole, but its checksums no longer vouch for it
+        raise InterruptedWriteError(write.message())
     out = {
         "database": db_path,
         "checksums": sums.to_dict(),
+        "last_write": None if write is None else write.to_dict(),
         "rows": rows,
         "indexes": {
             "vector": status.vector,
@@ -433,6 +464,8 @@ def check(db_path: str, as_json: bool) -> None:
     total = sum(rows.values())
     index = f", vector index read ({vectors:,} vectors)" if vectors is not None else ""
     click.echo(f"{db_path}: OK, every table read ({total:,} rows){index}, {note}")
+    if write is not None:
+        click.echo(f"note: {write.message()}")
 
 
 @click.command()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import shutil
 import tempfile
 import time
@@ -28,10 +29,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from kg_agent.crashpoints import crash_point
 from kg_agent.entities.saved import save_linker_apart
 from kg_agent.exceptions import LoadAborted
-from kg_agent.ingest.finish import prepare_graph, sigterm_as_interrupt
-from kg_agent.ingest.stage import LoadLock
+from kg_agent.ingest.finish import prepare_graph
 from kg_agent.store import GraphStore
 from kg_agent.store.integrity import write_checksums
 from kg_agent.store.layout import (
@@ -132,9 +133,18 @@ def compact_graph(
     ``vector_store`` moves its vectors to the index (``index``) or the graph (``graph``)."""
     if vector_store is not None and vector_store not in VECTOR_STORES:
         raise ValueError(f"vector_store must be one of {', '.join(VECTOR_STORES)}")
-    with LoadLock(str(db_path)), sigterm_as_interrupt():
-        meta = prepare_graph(str(db_path))
-        return compact_locked(Path(db_path), meta, vector_store=vector_store)
+    from kg_agent.ingest.session import WriteSession  # the session imports this module's users
+
+    db = str(db_path)
+    resume = f"kg-agent compact --db {shlex.quote(db)}"
+    if vector_store is not None:
+        resume += f" --vector-store {vector_store}"
+    with WriteSession(db, "compact", resume, key="compact") as session:
+        meta = prepare_graph(db)
+        session.phase("rebuild")
+        report = compact_locked(Path(db_path), meta, vector_store=vector_store)
+        session.done()
+        return report
 
 
 #: An update compacts the graph by itself once its file is this many times the size it
@@ -174,7 +184,9 @@ def compact_locked(
                 "for a second copy of the graph); the graph is as it was"
             ) from None
         raise
+    crash_point("fresh.before_install")
     install(new, db)
+    crash_point("fresh.after_install")
     with GraphStore.open(db, read_only=False) as store:
         store.set_meta(compacted_bytes=str(_bytes(db)))
         after = store.meta()
@@ -214,6 +226,8 @@ def _rebuild(
             old_gen = old.generation_path()
         if old_index is not None and store == "graph":  # the vectors back into the graph
             _vectors_from_index(files["SectionVector"], old_index)
+        if pa.types.is_string(pq.read_schema(files["Fact"]).field(0).type):
+            _number_facts(files)  # schema 5: facts keyed by strings
         if old_gen is not None and old_gen.is_dir():
             shutil.copytree(
                 old_gen, root / gen, ignore=shutil.ignore_patterns("*.arrow", "*.bin", "*.pkl*")
@@ -238,6 +252,36 @@ def _rebuild(
                 fresh.build_vector_index(force=True)
             fresh.write_article_table()
             fresh.write_link_table()
+
+
+def _number_facts(files: dict[str, Path]) -> None:
+    """Give the facts of a schema-5 export numbers for ids, in page order (by article,
+    then the item's place), and the edges the numbers; ``Meta.next_fact_id`` follows."""
+    facts = pq.read_table(files["Fact"])
+    order = pc.sort_indices(
+        pa.table({"a": facts.column(1), "n": _item_number(facts.column(0))}),
+        sort_keys=[("a", "ascending"), ("n", "ascending")],
+    )
+    facts = facts.take(order)
+    old = facts.column(0).combine_chunks()
+    ids = pa.array(range(facts.num_rows), pa.int64())
+    pq.write_table(facts.set_column(0, facts.schema.field(0).name, ids), files["Fact"])
+    for table, side in (("HAS_FACT", 1), ("REFERS_TO", 0)):
+        edges = pq.read_table(files[table])
+        at = pc.index_in(edges.column(side), value_set=old)
+        edges = edges.set_column(side, edges.schema.field(side).name, pc.take(ids, at))
+        pq.write_table(edges, files[table])
+    meta = pq.read_table(files["Meta"])
+    keep = pc.invert(pc.equal(meta.column(0), "next_fact_id"))
+    values = ["next_fact_id", str(len(ids))]
+    extra = pa.table({n: [v] for n, v in zip(meta.column_names, values, strict=True)})
+    pq.write_table(pa.concat_tables([meta.filter(keep), extra.cast(meta.schema)]), files["Meta"])
+
+
+def _item_number(ids: pa.ChunkedArray) -> pa.Array:
+    """The item number of ``title::fNNNN`` ids."""
+    tails = [s.rsplit("::f", 1)[-1] for s in ids.to_pylist()]
+    return pa.array([int(t) if t.isdigit() else 0 for t in tails], pa.int64())
 
 
 def _vectors_from_index(path: Path, index: VectorIndex) -> None:

@@ -27,17 +27,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from kg_agent.crashpoints import crash_point
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import LoadAborted
 from kg_agent.ingest.embed_cache import EmbeddingCache
@@ -48,11 +50,13 @@ from kg_agent.ingest.embed_phase import (
     vectors_for,
 )
 from kg_agent.ingest.embed_ray import RayOptions, embed_on_ray, split_shards
-from kg_agent.ingest.stage import LoadLock
 from kg_agent.progress import Progress
 from kg_agent.store import GraphStore, vector_count
 from kg_agent.store.integrity import write_checksums
 from kg_agent.store.layout import default_buffer_pool_mb
+
+if TYPE_CHECKING:
+    from kg_agent.ingest.session import WriteSession
 
 __all__ = ["EmbedReport", "embed_graph", "work_dir"]
 
@@ -123,15 +127,23 @@ def embed_graph(
         chunk = RAY_CHUNK if ray is not None else DEFAULT_CHUNK
     if chunk < 1:
         raise ValueError(f"chunk must be positive, got {chunk}")
-    from kg_agent.ingest.finish import sigterm_as_interrupt
+    from kg_agent.ingest.session import WriteSession
 
     job = _Embedding(db_path, embedder, chunk, cache, restart, progress)
     job.force = force
     job.ray = ray
     job.say = say or (lambda msg: None)
-    with LoadLock(db_path), sigterm_as_interrupt():
+    resume = f"kg-agent embed --db {shlex.quote(db_path)}"
+    if embedder is not None:
+        resume += f" --model {shlex.quote(embedder.name)}"
+    if force:
+        resume += " --force"
+    with WriteSession(db_path, "embed", resume, key="embed") as session:
+        job.session = session
         try:
-            return job.run()
+            report = job.run()
+            session.done()
+            return report
         except KeyboardInterrupt:
             raise LoadAborted(
                 f"embedding {db_path} was interrupted; the graph is as it was and the "
@@ -159,6 +171,7 @@ class _Embedding:
         self.say: Callable[[str], None] = lambda msg: None
         self.force = False
         self.ray: RayOptions | None = None
+        self.session: WriteSession | None = None
 
     def run(self) -> EmbedReport:
         t0 = time.perf_counter()
@@ -172,6 +185,7 @@ class _Embedding:
         rows = int(plan["rows"])
         report.batches = -(-rows // self.chunk)
         t1 = time.perf_counter()
+        self._phase("embed")
         if self.ray is not None:
             shards = split_shards(todo, self.root, self.chunk)
             report.resumed_batches = embed_on_ray(
@@ -192,15 +206,26 @@ class _Embedding:
         t2 = time.perf_counter()
         pool = default_buffer_pool_mb(read_only=False)
         with GraphStore.open(self.db_path, read_only=False, buffer_pool_mb=pool) as store:
+            self._phase("write")
+            if self.session is not None:  # readers refuse the graph until the index follows
+                store.set_meta(**self.session.pending_meta())
             report.replaced = self._write(store, plan, embedder)
             report.seconds["write"] = round(time.perf_counter() - t2, 3)
             t3 = time.perf_counter()
+            self._phase("vector_index")
             report.vector_index = store.build_vector_index()
             report.seconds["vector_index"] = round(time.perf_counter() - t3, 3)
+            crash_point("finish.before_clear")
+            store.clear_write_pending()
+        crash_point("finish.before_checksums")
         write_checksums(self.db_path)
         shutil.rmtree(self.root, ignore_errors=True)
         report.seconds["total"] = round(time.perf_counter() - t0, 3)
         return report
+
+    def _phase(self, name: str) -> None:
+        if self.session is not None:
+            self.session.phase(name)
 
     # ------------------------------------------------------------------ model
     def _embedder(self, store: GraphStore) -> Embedder:
@@ -349,6 +374,7 @@ class _Embedding:
                 # Meta once whole); a rerun after a kill before the COPY below finds them
                 # in it and replaces them, never adding them twice
                 store.rebuild_vector_index(files, drop=stale)
+                crash_point("embed.index_before_copy")
             else:
                 store.set_meta(vectors_stale="1")  # the vector index is built anew after
             store.delete_vectors(stale)

@@ -1,10 +1,11 @@
 """What every write into a graph shares: SIGTERM handled as Ctrl-C, the upgrade of
 an older graph before it, and after it the indexes, the checksums and the entity linker
-brought up to date, and the check that a committed write's rows are all there.
+brought up to date, and the write's pending mark cleared.
 
 The load (:mod:`.pipeline`), the update (:mod:`.update`), the delete (:mod:`.maintain`)
 and the compaction (:mod:`.compact`) each run a write; what they share lives here,
-below them all, so that none imports another.
+below them all, so that none imports another. (How a write stays whole under
+``kill -9``: :mod:`.session`, :mod:`kg_agent.store.journal`.)
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+from kg_agent.crashpoints import crash_point
 from kg_agent.entities.saved import carry_linker_over, save_linker_changes_apart
 from kg_agent.exceptions import DatabaseNotFoundError
 from kg_agent.ingest.upgrade import upgrade_graph
@@ -29,7 +30,7 @@ from kg_agent.store.indexes import (
 from kg_agent.store.integrity import write_checksums
 from kg_agent.store.layout import collect_garbage, live_indexes
 
-__all__ = ["committed_rows_lost", "finish_indexes", "prepare_graph", "sigterm_as_interrupt"]
+__all__ = ["finish_indexes", "prepare_graph", "sigterm_as_interrupt"]
 
 
 @contextlib.contextmanager
@@ -62,28 +63,6 @@ def prepare_graph(db_path: str) -> dict[str, str]:
         return store.meta()
 
 
-def committed_rows_lost(db_path: str, load: dict[str, Any]) -> str | None:
-    """Why a committed write's rows are not all in the graph (None: they are).
-
-    Kùzu 0.11.3 writes the rows of a ``COPY`` into a table that holds data to the
-    database file, not to its write-ahead log: a process killed after ``COMMIT`` and
-    before the checkpoint that follows (at the latest when the writer closes the
-    database) leaves a graph whose recovery replays the transaction's logged statements
-    (deletes, ``SET``, the load's record) but not its copies. A load or update that
-    committed records how many sections it wrote; fewer found means that happened.
-    Reproduced with ``kill -9`` in ``tests/e2e/test_update.py``.
-    """
-    want = int(load.get("sections") or 0)
-    with GraphStore.open(db_path, read_only=True) as store:
-        found = store.sections_of_load(str(load["id"]))
-    if found >= want:
-        return None
-    return (
-        f"it was killed after its commit and before Kùzu's checkpoint, and Kùzu 0.11.3 "
-        f"does not recover what a COPY wrote ({found:,} of {want:,} sections are there)"
-    )
-
-
 def finish_indexes(
     db_path: str,
     load_id: str,
@@ -108,8 +87,14 @@ def finish_indexes(
                 sync_text_index(store, text, progress=progress)
 
         steps = finalize_indexes(store, text=sync, links=links, progress=progress)
+        crash_point("finish.indexes_done")
+        store.begin()  # the load complete and the graph whole, in one commit
         store.set_load_status(load_id, "complete")
+        store.clear_write_pending()
+        crash_point("finish.before_clear")
+        store.commit()
         live = live_indexes(store.meta())
+    crash_point("finish.before_checksums")
     write_checksums(db_path)
     collect_garbage(db_path, live)  # the vector index's files the write replaced
     # as for a new graph: the linker is built once the writer's pool is gone

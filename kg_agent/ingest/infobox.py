@@ -144,8 +144,11 @@ _REF = re.compile(
 )
 _STRAY_REF = re.compile(r"</?(?:ref|references)\b[^>]*>", re.I)
 _NOWIKI = re.compile(r"<nowiki\s*>(.*?)</nowiki\s*>|<nowiki\s*/>", re.I | re.S)
-_SPLIT_TOKEN = re.compile(r"\{\{|\}\}|\[\[|\]\]|\||\n[ \t:]*\{\||\n[ \t]*\|\}")
-_RENDER_TOKEN = re.compile(r"\{\{|\}\}|\[\[|\]\]")
+# A link or a template with nothing nested in it is one token (most of a box's markup):
+# scanning its inside token by token, in Python, was most of the split's time.
+_SIMPLE = r"\[\[[^\[\]{}\n]*\]\](?!\])|\{\{[^{}]*\}\}(?!\})"
+_SPLIT_TOKEN = re.compile(_SIMPLE + r"|\{\{|\}\}|\[\[|\]\]|\||\n[ \t:]*\{\||\n[ \t]*\|\}")
+_RENDER_TOKEN = re.compile(_SIMPLE + r"|\{\{|\}\}|\[\[|\]\]")
 _NAMED = re.compile(r"\s*([^=\[\]{}<>|\n]*?)\s*=")
 _WS = re.compile(r"[\s_]+")
 _BREAK_TAG = re.compile(r"<(?:br|hr|p|li)\b[^<>]*>", re.I)
@@ -269,6 +272,8 @@ def _split_once(s: str, dead: set[int]) -> tuple[list[str], list[int]]:
         tok = m.group()
         start = m.start()
         i = m.end()
+        if len(tok) > 3 and tok[1] in "[{":  # a simple link or template: no "|" of ours
+            continue
         if tok == "|":
             if not stack:
                 parts.append(s[last:start])
@@ -304,6 +309,10 @@ def _spans(s: str) -> list[tuple[int, int, int]]:
         counts = [0, 0]
         for m in _RENDER_TOKEN.finditer(s):
             tok = m.group()
+            if len(tok) > 3:  # a simple link or template, whole
+                if not stack:
+                    spans.append((0 if tok[0] == "{" else 1, m.start(), m.end()))
+                continue
             if tok == "{{" or tok == "[[":
                 if m.start() not in dead:
                     kind = 0 if tok == "{{" else 1

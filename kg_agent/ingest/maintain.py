@@ -14,6 +14,7 @@ import errno
 import hashlib
 import json
 import os
+import shlex
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -24,9 +25,10 @@ import pyarrow.parquet as pq
 
 from kg_agent.exceptions import KGAgentError, LoadAborted, one_line
 from kg_agent.ingest.compact import compact_locked
-from kg_agent.ingest.finish import finish_indexes, prepare_graph, sigterm_as_interrupt
+from kg_agent.ingest.finish import finish_indexes, prepare_graph
 from kg_agent.ingest.known import READ_EVERY_PAGE
-from kg_agent.ingest.stage import LoadLock, Stage
+from kg_agent.ingest.session import WriteSession
+from kg_agent.ingest.stage import Stage
 from kg_agent.ingest.write import WriteJob, now, write_in_child
 from kg_agent.store import GraphStore
 from kg_agent.store.edits import GraphEdits
@@ -63,18 +65,24 @@ def delete_articles(
     wanted = list(dict.fromkeys(t.strip() for t in titles if t.strip()))
     report = DeleteReport(db_path=db, requested=len(wanted))
     t0 = time.perf_counter()
-    with LoadLock(db), sigterm_as_interrupt():
+    resume = f"kg-agent reindex --db {shlex.quote(db)}"
+    if len(wanted) <= 5:
+        named = " ".join(map(shlex.quote, wanted))
+        resume = f"kg-agent delete {named} --db {shlex.quote(db)}"
+    with WriteSession(db, "delete", resume, key="delete") as session:
         meta = prepare_graph(db)
         _finish_pending_deletes(db, progress)
         with GraphStore.open(db, read_only=True) as store:
             found = GraphEdits(store).existing(wanted)
         report.missing = [t for t in wanted if t not in found]
         if not found:
+            session.done()
             return report
         key = hashlib.sha256("\n".join(sorted(found)).encode()).hexdigest()
         stage = Stage.open(db, "delete-" + key, staging_dir=None, restart=False, describe={})
         try:
-            out = _delete(db, sorted(found), stage, meta, progress)
+            session.phase("write")
+            out = _delete(db, sorted(found), stage, meta, progress, session)
         except KeyboardInterrupt:
             raise LoadAborted(
                 f"delete from {db} interrupted; the graph was left as it was"
@@ -94,6 +102,7 @@ def delete_articles(
             compact_locked(Path(db), prepare_graph(db))
             report.compacted = True
             report.timings["compact"] = round(time.perf_counter() - t1, 3)
+        session.done()
     report.deleted = int(out.get("deleted_articles", 0))
     report.stubbed = int(out.get("stubbed_articles", 0))
     report.removed_redirects = int(out.get("removed_redirects", 0))
@@ -104,7 +113,12 @@ def delete_articles(
 
 
 def _delete(
-    db: str, found: list[str], stage: Stage, meta: dict[str, str], progress: bool
+    db: str,
+    found: list[str],
+    stage: Stage,
+    meta: dict[str, str],
+    progress: bool,
+    session: WriteSession,
 ) -> dict[str, Any]:
     import pyarrow as pa
 
@@ -138,6 +152,7 @@ def _delete(
         embeddings="now" if complete else "none",
         fresh=False,
         progress=progress,
+        pending=session.pending_meta(),
         edits={
             "deleted": str(deleted),
             "removed_redirects": str(removed),
@@ -146,6 +161,7 @@ def _delete(
         },
     )
     out = write_in_child(job)
+    session.phase("index")
     _finish_delete(db, stage, stage.load_id, progress)
     return out
 

@@ -26,6 +26,7 @@ import contextlib
 import errno
 import os
 import resource
+import shlex
 import shutil
 import sys
 import time
@@ -34,7 +35,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kg_agent.embedding import Embedder
+from kg_agent.crashpoints import crash_point
+from kg_agent.embedding import DEFAULT_MODEL_NAME, Embedder
 from kg_agent.entities.saved import save_linker_apart
 from kg_agent.exceptions import (
     DatabaseError,
@@ -47,12 +49,13 @@ from kg_agent.exceptions import (
 )
 from kg_agent.ingest.compact import compact_locked
 from kg_agent.ingest.embed_phase import embed_shards, embedder_identity
-from kg_agent.ingest.finish import committed_rows_lost, finish_indexes, sigterm_as_interrupt
+from kg_agent.ingest.finish import finish_indexes
 from kg_agent.ingest.options import SourceOptions
 from kg_agent.ingest.parse import ParseOptions, ParseResult, parse_source
 from kg_agent.ingest.prepare import GraphLookups, prepare
+from kg_agent.ingest.session import WriteSession
 from kg_agent.ingest.sources import detect_format, fingerprint
-from kg_agent.ingest.stage import LoadLock, Stage, clean_stale_stages
+from kg_agent.ingest.stage import Stage, clean_stale_stages
 from kg_agent.ingest.upgrade import upgrade_graph
 from kg_agent.ingest.write import WriteJob, now, write_graph, write_in_child
 from kg_agent.store import SCHEMA_VERSION, GraphStore
@@ -69,7 +72,6 @@ from kg_agent.store.layout import (
     live_indexes,
     new_database_path,
 )
-from kg_agent.store.reads import LOST
 from kg_agent.store.vectors import VECTOR_STORES, default_vector_store
 
 __all__ = [
@@ -223,6 +225,8 @@ class Loader:
         self._say = say or (lambda msg: None)
         self._pool_mb: int | None = None  # the writer's buffer pool, once sized
         self._live: list[str] = []  # what the graph's Meta names beside it: never collected
+        self._held_store: str | None = None  # where the graph's vectors are (a rebuild keeps it)
+        self._session: WriteSession | None = None
 
     # ------------------------------------------------------------------ entry point
     def load(self, source: str | os.PathLike[str]) -> LoadReport:
@@ -237,26 +241,21 @@ class Loader:
             model=self.embedder.name,
             embeddings=opts.embeddings,
         )
-        with LoadLock(self.db_path), sigterm_as_interrupt():
+        with WriteSession(self.db_path, "load", self.resume_line(src, fmt), key=fp) as session:
+            self._session = session
             clean_stale_stages(self.db_path)
-            previous, fresh, self._live = self._inspect(fp)
+            previous, fresh, self._live, only_this = self._inspect(fp)
             collect_garbage(self.db_path, live=self._live)
             if previous and previous.get("status") != "complete":
-                lost = committed_rows_lost(self.db_path, previous)
-                if lost is None:
-                    return self._finish_committed(src, fp, previous, report)
-                if not opts.force:
-                    raise DatabaseError(
-                        f"{self.db_path} lost rows of the load of {src}: {lost}; "
-                        "run the same 'kg-agent load' with --force to write them again"
-                    )
-                self._say(f"{src}: rows lost after its commit ({lost}); loading it again")
-                with GraphStore.open(self.db_path, read_only=False) as store:
-                    # its record stays in the history, no longer an unfinished load
-                    store.set_load_status(str(previous["id"]), LOST)
+                out = self._finish_committed(src, fp, previous, report)
+                session.done()
+                return out
             if previous and not opts.force:
                 report.skipped = True
                 report.load_id = str(previous["id"])
+                if session.previous is not None:  # killed after its install: the last steps
+                    self._finish_install(Path(self.db_path))
+                session.done()
                 return report
             stage = Stage.open(
                 self.db_path,
@@ -268,7 +267,9 @@ class Loader:
             report.load_id = stage.load_id
             report.resumed = stage.resumed
             try:
-                self._run(src, fmt, fp, stage, fresh, report)
+                # a forced load of the graph's only source is built anew beside it, as a
+                # first load is, and renamed over it: the old graph serves until then
+                self._run(src, fmt, fp, stage, fresh or (opts.force and only_this), report)
             except SourceError:
                 stage.remove()  # a bad source is not resumed: fix it (a new fingerprint)
                 raise
@@ -286,7 +287,26 @@ class Loader:
                 raise
             stage.remove()
             self._index_if_waiting(report)
+            session.done()
             return report
+
+    def resume_line(self, src: str, fmt: str) -> str:
+        """The command line that runs this load again (what a crash's message names):
+        the options that make its fingerprint, and the database."""
+        opts = self.options
+        parts = ["kg-agent", "load", shlex.quote(os.path.abspath(src))]
+        parts += ["--db", shlex.quote(self.db_path)]
+        if opts.fmt:
+            parts += ["--format", fmt]
+        if opts.limit is not None:
+            parts += ["--limit", str(opts.limit)]
+        if self.embedder.name != DEFAULT_MODEL_NAME:
+            parts += ["--model", shlex.quote(self.embedder.name)]
+        if opts.max_section_words != LoadOptions().max_section_words:
+            parts += ["--max-section-words", str(opts.max_section_words)]
+        if opts.embeddings != "now":
+            parts += ["--embeddings", opts.embeddings]
+        return " ".join(parts)
 
     def _index_if_waiting(self, report: LoadReport) -> None:
         """A load into a graph whose vector index now holds more than a quarter in
@@ -302,11 +322,12 @@ class Loader:
         report.compacted = True
         report.timings["compact"] = round(time.perf_counter() - t0, 3)
 
-    def _inspect(self, fp: str) -> tuple[dict[str, Any] | None, bool, list[str]]:
+    def _inspect(self, fp: str) -> tuple[dict[str, Any] | None, bool, list[str], bool]:
         """(this source's previous load, whether the graph is new or empty, what its
-        ``Meta`` names beside it). Read-only: a load that has nothing to do writes nothing."""
+        ``Meta`` names beside it, whether this source is all it holds). Read-only: a load
+        that has nothing to do writes nothing."""
         if not Path(self.db_path).exists():
-            return None, True, []
+            return None, True, [], False
         try:
             store = GraphStore.open(self.db_path, read_only=True)
         except SchemaMismatchError:  # an older graph: upgraded by the writer that uses it
@@ -314,7 +335,7 @@ class Loader:
             store = GraphStore.open(self.db_path, read_only=True)
         except DatabaseError as exc:
             if "no Meta table" in str(exc):
-                return None, True, []  # a Kùzu file without a kg-agent graph yet
+                return None, True, [], False  # a Kùzu file without a kg-agent graph yet
             raise
         if store.schema_version() != SCHEMA_VERSION:  # readable, but written as it is now
             store.close()
@@ -330,11 +351,16 @@ class Loader:
                     f"new graph ('kg-agent compact --vector-store "
                     f"{self.options.vector_store}' moves them)"
                 )
-            return store.find_load(fp), empty, live_indexes(meta)
+            self._held_store = held
+            loads = store.loads()
+            only_this = bool(loads) and all(r.get("fingerprint") == fp for r in loads)
+            return store.find_load(fp), empty, live_indexes(meta), only_this
 
     def _timed(self, phase: str, report: LoadReport, fn: Callable[[], Any]) -> Any:
         if self._on_phase is not None:
             self._on_phase(phase)
+        if self._session is not None:
+            self._session.phase(phase)
         t0 = time.perf_counter()
         out = fn()
         report.timings[phase] = round(time.perf_counter() - t0, 3)
@@ -423,7 +449,9 @@ class Loader:
             buffer_pool_mb=self._writer_pool_mb(stage, fresh, report.sections),
             progress=opts.progress,
             max_section_words=opts.max_section_words,
-            vector_store=opts.vector_store or default_vector_store(),
+            vector_store=self._held_store or opts.vector_store or default_vector_store(),
+            pending=None if fresh or self._session is None else self._session.pending_meta(),
+            next_fact_id=int(counts.get("next_fact_id", 0)),
         )
         text = TextSource(
             section_files=[stage.resolved.path(u, "sections") for u in parsed.units],
@@ -466,6 +494,7 @@ class Loader:
                 article_titles=store.all_article_titles,
                 categories=store.existing_categories,
                 state="|".join(str(r["id"]) for r in loads),
+                fact_base=store.next_fact_id(),
             )
             return prepare(stage, parsed, graph, progress=self.options.progress)
 
@@ -502,14 +531,29 @@ class Loader:
             collect_garbage(self.db_path, live=self._live)  # the half-built graph goes
             raise
         store.close()
+        if self._session is not None:
+            self._session.phase("install")
+        crash_point("fresh.before_install")
+        if target.exists():  # a forced load of the graph's only source: refused while in use
+            with GraphStore.open(target, read_only=False):
+                pass
         install(new, target)
-        write_checksums(target)
+        crash_point("fresh.after_install")
         # The linker (1M titles: ~1.3 GB while it builds) is built once the writer's
         # buffer pool, which holds much of the graph by now, is gone.
-        self._timed("linker", report, lambda: save_linker_apart(str(target)))
+        self._timed("linker", report, lambda: self._finish_install(target))
         took = report.timings.pop("linker")
         report.timings["index.entity_linker"] = took
         report.timings["index"] = round(report.timings.get("index", 0.0) + took, 3)
+
+    def _finish_install(self, target: Path) -> None:
+        """After a new graph is renamed into place: what the graph it replaced left goes,
+        the linker is saved and the checksums written."""
+        with GraphStore.open(target, read_only=True) as store:
+            live = live_indexes(store.meta())
+        collect_garbage(target, live=live)
+        save_linker_apart(str(target))
+        write_checksums(target)
 
     def _write_into(self, job: WriteJob, text: TextSource, report: LoadReport) -> None:
         """Adding to a graph: one transaction in a child process, then the indexes."""
@@ -533,6 +577,8 @@ class Loader:
     def _index(self, load: dict[str, Any], text: TextSource | None, report: LoadReport) -> None:
         if self._on_phase is not None:
             self._on_phase("index")
+        if self._session is not None:
+            self._session.phase("index")
         steps = finish_indexes(
             self.db_path,
             str(load["id"]),
@@ -604,11 +650,17 @@ def reindex(db_path: str, *, progress: bool = True) -> dict[str, Any]:
     """Rebuild every derived index of a graph (upgrading an older graph first).
 
     Returns what was built; raises when an index could not be built, so that no
-    command reports success over a graph that still lacks one.
+    command reports success over a graph that still lacks one. It finishes whatever
+    write was interrupted (each step switches to what it built in one change, so a
+    reindex killed anywhere leaves the graph as it found it).
     """
-    with LoadLock(db_path):
+    resume = f"kg-agent reindex --db {shlex.quote(db_path)}"
+    with WriteSession(db_path, "reindex", resume, key="reindex") as session:
+        session.phase("index")
         upgraded = upgrade_graph(db_path)
-        return _reindex(db_path, upgraded, progress=progress)
+        out = _reindex(db_path, upgraded, progress=progress)
+        session.done()
+        return out
 
 
 def _reindex_pool_mb(db_path: str) -> int:
@@ -635,6 +687,10 @@ def _reindex(db_path: str, upgraded: bool, *, progress: bool) -> dict[str, Any]:
         for load in store.loads():
             if load.get("status") != "complete":
                 store.set_load_status(str(load["id"]), "complete")
+        crash_point("finish.before_clear")
+        if not missing:
+            store.clear_write_pending()
+    crash_point("finish.before_checksums")
     write_checksums(db_path)
     t0 = time.perf_counter()
     save_linker_apart(db_path)  # once the writer's pool is gone (see _write_new)

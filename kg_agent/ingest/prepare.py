@@ -74,6 +74,9 @@ def text_hashes(secs: pa.Table) -> pa.Array:
 
 
 PAIR_SCHEMA = pa.schema([("from", pa.string()), ("to", pa.string())])
+#: HAS_FACT (article → fact id) and REFERS_TO (fact id → article) rows.
+HAS_FACT_SCHEMA = pa.schema([("from", pa.string()), ("to", pa.int64())])
+REFERS_SCHEMA = pa.schema([("from", pa.int64()), ("to", pa.string())])
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,10 @@ class GraphLookups:
     #: the rest are the graph's already, and a dump of English Wikipedia holds millions. An
     #: unchanged redirect adds no stub: its target is in the graph.
     redirects: pa.Array | None = None
+    #: The id the graph's next fact gets (``Meta.next_fact_id``): ids are numbers, given
+    #: in page order and never reused (a string key cost a hash index twice the size
+    #: of the whole fact table: docs/BENCHMARKS.md)
+    fact_base: int = 0
 
 
 def _only(table: pa.Table, column: str, titles: pa.Array | None) -> pa.Table:
@@ -126,6 +133,7 @@ def prepare(
     counts: dict[str, int] = dict.fromkeys(
         ("articles", "sections", "links", "mentions", "inferred_mentions", "facts"), 0
     )
+    next_fact = graph.fact_base
     counts["duplicate_pages"] = table.duplicates
     categories: set[str] = set()
     prog = Progress("resolve", total=len(parsed.units), unit="shards", enabled=progress)
@@ -167,10 +175,11 @@ def prepare(
         facts = _only(
             table.current(stage.units.read(unit, "facts"), "article"), "article", graph.only
         )
-        facts, refers = resolve_facts(facts, resolver)
+        facts, refers = resolve_facts(facts, resolver, next_fact)
+        next_fact += facts.num_rows
         counts["facts"] += facts.num_rows
         _write(out.path(unit, "facts"), facts)
-        has_fact = pa.table([facts.column("article"), facts.column("id")], schema=PAIR_SCHEMA)
+        has_fact = pa.table([facts.column("article"), facts.column("id")], schema=HAS_FACT_SCHEMA)
         _write(out.path(unit, "has_fact"), has_fact)
         _write(out.path(unit, "refers_to"), refers)
         prog.update(1)
@@ -179,6 +188,7 @@ def prepare(
     redirects = resolver.redirect_rows(only_redirects)
     _write_globals(stage, resolver, redirects, categories, graph)
     counts.update(
+        next_fact_id=next_fact,
         stubs=len(resolver.stubs),
         redirect_rows=len(redirects),
         categories=len(categories),
@@ -206,12 +216,17 @@ def _link_targets(stage: Stage, units: Sequence[int]) -> Iterator[str]:
         yield from pc.unique(facts.column("target")).to_pylist()
 
 
-def resolve_facts(facts: pa.Table, resolver: LinkResolver) -> tuple[pa.Table, pa.Table]:
-    """Fact rows (current only) with their link targets resolved to titles (through
-    redirects, or to new stubs, as links are), and the ``REFERS_TO`` edges they make
-    (fact id → article; none to the fact's own article)."""
+def resolve_facts(
+    facts: pa.Table, resolver: LinkResolver, first_id: int = 0
+) -> tuple[pa.Table, pa.Table]:
+    """Fact rows (current only) with their ids (``first_id`` on, in page order) and
+    their link targets resolved to titles (through redirects, or to new stubs, as links
+    are), and the ``REFERS_TO`` edges they make (fact id → article; none to the fact's
+    own article)."""
     if facts.num_rows == 0:
-        return FACT_SCHEMA.empty_table(), PAIR_SCHEMA.empty_table()
+        return FACT_SCHEMA.empty_table(), REFERS_SCHEMA.empty_table()
+    ids = pa.array(range(first_id, first_id + facts.num_rows), pa.int64())
+    facts = facts.set_column(facts.schema.get_field_index("id"), "id", ids)
     targets = facts.column("target")
     distinct = pc.unique(targets)
     names = distinct.to_pylist()
@@ -223,7 +238,7 @@ def resolve_facts(facts: pa.Table, resolver: LinkResolver) -> tuple[pa.Table, pa
     edges = facts.filter(
         pc.and_(pc.not_equal(to, ""), pc.not_equal(facts.column("target"), facts.column("article")))
     )
-    refers = pa.table([edges.column("id"), edges.column("target")], schema=PAIR_SCHEMA)
+    refers = pa.table([edges.column("id"), edges.column("target")], schema=REFERS_SCHEMA)
     return facts, refers
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "KINDS",
     "ShardBuilder",
     "ShardSet",
+    "add_fact_columns",
     "fact_rows",
     "parse_unit",
     "unit_ord",
@@ -85,7 +86,9 @@ SCHEMAS: dict[str, pa.Schema] = {
     # resolved later) or a typed literal (``number``, ``date``)
     "facts": pa.schema(
         [
-            ("id", pa.string()),
+            # the item's number in its article here; the graph's id once resolved
+            # (prepare.py numbers the facts of a load from the graph's next_fact_id)
+            ("id", pa.int64()),
             ("article", pa.string()),
             ("box", pa.string()),
             ("sub_box", pa.string()),
@@ -140,6 +143,10 @@ class ShardBuilder:
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {k: [] for k in KINDS})
     counts: Counter[str] = field(default_factory=Counter)
     pages: int = 0
+    #: the facts' rows, as columns (there are many: :func:`add_fact_columns`)
+    fact_columns: dict[str, list[Any]] = field(
+        default_factory=lambda: {name: [] for name in SCHEMAS["facts"].names}
+    )
 
     def add(self, page: ParsedPage) -> None:
         ord_ = unit_ord(self.unit, self.pages)
@@ -193,9 +200,7 @@ class ShardBuilder:
         self.counts["sections"] += ordinal
         for cat in dict.fromkeys(page.categories):
             self.rows["categories"].append({"from": page.title, "to": cat, "_ord": ord_})
-        facts = fact_rows(page.title, page.facts, ord_)
-        self.rows["facts"].extend(facts)
-        self.counts["facts"] += len(facts)
+        self.counts["facts"] += add_fact_columns(self.fact_columns, page.title, page.facts, ord_)
         self.rows["articles"].append(_article(page, ordinal, words, ord_))
 
     def write(self, directory: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -203,12 +208,14 @@ class ShardBuilder:
         shards = ShardSet(directory)
         files = []
         for kind in KINDS:
-            rows = self.rows[kind]
-            if not rows:
+            rows: list[dict[str, Any]] | dict[str, list[Any]] = self.rows[kind]
+            if kind == "facts":
+                rows = self.fact_columns
+            if not (rows["id"] if isinstance(rows, dict) else rows):
                 continue
             path = shards.path(self.unit, kind)
             tmp = path.with_suffix(".parquet.tmp")
-            pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMAS[kind]), tmp)
+            pq.write_table(_table(rows, SCHEMAS[kind]), tmp)
             os.replace(tmp, path)
             files.append(kind)
         marker = {"unit": self.unit, "pages": self.pages, "files": files, **dict(self.counts)}
@@ -233,39 +240,69 @@ def _article(page: ParsedPage, sections: int, words: int, ord_: int) -> dict[str
     }
 
 
-def fact_rows(title: str, facts: Sequence[Fact], ord_: int) -> list[dict[str, Any]]:
-    """One row per item of each fact, numbered across the article (``title::fNNNN``)."""
-    rows: list[dict[str, Any]] = []
+def add_fact_columns(
+    columns: dict[str, list[Any]], title: str, facts: Sequence[Fact], ord_: int
+) -> int:
+    """Append one row per item of each fact to ``columns`` (the facts schema's columns),
+    numbered across the article from 0 (the resolve phase gives each its id in the
+    graph); returns the rows added. Column lists, not a dict a row: a load writes
+    millions of fact items, and ``Table.from_pylist`` took ~17 µs an item."""
+    n = 0
+    c = columns
     for fact in facts:
         for position, item in enumerate(fact.items):
-            row: dict[str, Any] = {
-                "id": f"{title}::f{len(rows):04d}",
-                "article": title,
-                "box": fact.box,
-                "sub_box": fact.sub_box,
-                "key": fact.key,
-                "raw_key": fact.raw_key,
-                "value": fact.value,
-                "position": position,
-                "target": "",
-                "number": None,
-                "unit": "",
-                "date": "",
-                "note": item.note,
-                "_ord": ord_,
-            }
+            c["id"].append(n)
+            c["article"].append(title)
+            c["box"].append(fact.box)
+            c["sub_box"].append(fact.sub_box)
+            c["key"].append(fact.key)
+            c["raw_key"].append(fact.raw_key)
+            c["value"].append(fact.value)
+            c["position"].append(position)
+            c["note"].append(item.note)
+            c["_ord"].append(ord_)
+            number: float | None = None
+            date = ""
             if isinstance(item, Link):
-                row.update(item=item.label, kind="link", target=item.target)
+                c["item"].append(item.label)
+                c["kind"].append("link")
+                c["target"].append(item.target)
+                c["unit"].append("")
             else:
-                row.update(item=item.text, kind=item.kind, unit=item.unit)
+                c["item"].append(item.text)
+                c["kind"].append(item.kind)
+                c["target"].append("")
+                c["unit"].append(item.unit)
                 if item.kind in ("number", "year"):
-                    row["number"] = float(item.value)
+                    number = float(item.value)
                 if item.kind == "date":
-                    row["date"] = str(item.value)
+                    date = str(item.value)
                 elif item.kind == "year":
-                    row["date"] = f"{int(item.value):04d}"
-            rows.append(row)
-    return rows
+                    date = f"{int(item.value):04d}"
+            c["number"].append(number)
+            c["date"].append(date)
+            n += 1
+    return n
+
+
+def fact_rows(title: str, facts: Sequence[Fact], ord_: int) -> list[dict[str, Any]]:
+    """:func:`add_fact_columns` as one dict a row."""
+    columns: dict[str, list[Any]] = {name: [] for name in SCHEMAS["facts"].names}
+    n = add_fact_columns(columns, title, facts, ord_)
+    return [{name: values[i] for name, values in columns.items()} for i in range(n)]
+
+
+def _table(rows: list[dict[str, Any]] | dict[str, list[Any]], schema: pa.Schema) -> pa.Table:
+    """Rows (dicts) or columns (lists) as a table of ``schema``: column by column, ~3x
+    faster than ``Table.from_pylist``."""
+    if isinstance(rows, dict):
+        columns = rows
+    else:
+        columns = {name: [r.get(name) for r in rows] for name in schema.names}
+    return pa.table(
+        {name: pa.array(columns[name], type=schema.field(name).type) for name in schema.names},
+        schema=schema,
+    )
 
 
 def _link(sid: str, article: str, target: str, n: int, ord_: int) -> dict[str, Any]:

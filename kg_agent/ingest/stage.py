@@ -29,7 +29,8 @@ from kg_agent.store.layout import index_dir
 
 __all__ = ["LoadLock", "Stage", "clean_stale_stages"]
 
-STAGE_VERSION = 1
+#: 2: fact ids are numbers in the shards
+STAGE_VERSION = 2
 
 
 class Stage:

@@ -54,6 +54,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -67,7 +68,6 @@ import pyarrow.parquet as pq
 from kg_agent.embedding import Embedder
 from kg_agent.entities.saved import linker_key
 from kg_agent.exceptions import (
-    DatabaseError,
     DatabaseNotFoundError,
     InvalidArgumentError,
     KGAgentError,
@@ -75,11 +75,11 @@ from kg_agent.exceptions import (
     SourceError,
     one_line,
 )
-from kg_agent.ingest.chunking import embedding_input
+from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, embedding_input
 from kg_agent.ingest.compact import compact_locked, needs_compaction
 from kg_agent.ingest.embed_cache import EmbeddingCache
 from kg_agent.ingest.embed_phase import embed_shards
-from kg_agent.ingest.finish import committed_rows_lost, finish_indexes, sigterm_as_interrupt
+from kg_agent.ingest.finish import finish_indexes
 from kg_agent.ingest.known import READ_EVERY_PAGE, PageFilter, page_key, title_key, write_keys
 from kg_agent.ingest.model_process import ChildEmbedder
 from kg_agent.ingest.options import SourceOptions
@@ -92,8 +92,9 @@ from kg_agent.ingest.parse import (
 )
 from kg_agent.ingest.prepare import GraphLookups, prepare
 from kg_agent.ingest.resolve import LinkResolver, TitleTable
+from kg_agent.ingest.session import WriteSession
 from kg_agent.ingest.sources import MEDIAWIKI, detect_format, fingerprint
-from kg_agent.ingest.stage import LoadLock, Stage
+from kg_agent.ingest.stage import Stage
 from kg_agent.ingest.upgrade import upgrade_graph
 from kg_agent.ingest.warmup import ModelWarmup
 from kg_agent.ingest.write import VECTOR_KEYS, WriteJob, write_in_child
@@ -212,6 +213,7 @@ class Updater:
         self.embedder = embedder or Embedder()
         self.options = options or UpdateOptions()
         self._say = say or (lambda msg: None)
+        self._session: WriteSession | None = None
 
     def update(self, source: str | os.PathLike[str]) -> UpdateReport:
         src = str(source)
@@ -230,7 +232,9 @@ class Updater:
             fp += "-" + hashlib.sha256("\n".join(named).encode()).hexdigest()[:16]
         report = UpdateReport(source=src, db_path=self.db_path, deletes=deletes)
         report.deletions_requested = len(named)
-        with LoadLock(self.db_path), sigterm_as_interrupt():
+        resume = self.resume_line(src)
+        with WriteSession(self.db_path, "update", resume, key=fp) as session:
+            self._session = session
             state, embeddings, latest, previous, sources, words = self._inspect(fp)
             if deletes and opts.delete is None and len(sources) > 1:
                 raise InvalidArgumentError(
@@ -240,9 +244,14 @@ class Updater:
                 )
             report.db_bytes_before = _db_bytes(self.db_path)
             if previous is not None and previous.get("status") == "committed":
-                return self._finish_committed(src, fp, previous, report)
+                out = self._finish_committed(src, fp, previous, report)
+                session.done()
+                return out
             if latest == fp:
                 report.skipped = True
+                if session.previous is not None:  # killed once whole: its checksums
+                    write_checksums(self.db_path)
+                session.done()
                 report.db_bytes_after = _db_bytes(self.db_path)
                 return report
             stage = Stage.open(
@@ -277,8 +286,22 @@ class Updater:
                 raise
             stage.remove()
             self._compact_if_due(report)
+            session.done()
         report.db_bytes_after = _db_bytes(self.db_path)
         return report
+
+    def resume_line(self, src: str) -> str:
+        """The command line that runs this update again (what a crash's message names)."""
+        opts = self.options
+        parts = ["kg-agent", "update", shlex.quote(os.path.abspath(src))]
+        parts += ["--db", shlex.quote(self.db_path)]
+        if opts.delete is not None:
+            parts.append("--delete" if opts.delete else "--no-delete")
+        if opts.deletions:
+            parts += ["--deletions", "FILE"]
+        if opts.max_section_words != DEFAULT_MAX_WORDS:
+            parts += ["--max-section-words", str(opts.max_section_words)]
+        return " ".join(parts)
 
     def _compact_if_due(self, report: UpdateReport) -> None:
         """Keep the file and the vector index bounded: compact when updates doubled the
@@ -335,6 +358,8 @@ class Updater:
         return state, embeddings, latest, previous, sources, words
 
     def _timed(self, phase: str, report: UpdateReport, fn: Callable[[], Any]) -> Any:
+        if self._session is not None:
+            self._session.phase(phase)
         t0 = time.perf_counter()
         out = fn()
         report.timings[phase] = round(time.perf_counter() - t0, 3)
@@ -449,6 +474,8 @@ class Updater:
             buffer_pool_mb=self._pool_mb(stage),
             progress=opts.progress,
             max_section_words=opts.max_section_words,
+            pending=None if self._session is None else self._session.pending_meta(),
+            next_fact_id=int(counts.get("next_fact_id", 0)) or None,
             edits={
                 "graph_vectors": str(stage.file("graph-vectors.parquet")),
                 "deleted": str(stage.file("deleted.parquet")),
@@ -490,6 +517,7 @@ class Updater:
                 state=state,
                 only=only,
                 redirects=_read_titles(stage.file("resolve-redirects.parquet")),
+                fact_base=store.next_fact_id(),
             )
             return prepare(stage, parsed, graph, progress=self.options.progress, table=table)
 
@@ -571,6 +599,8 @@ class Updater:
         linker_was: str | None = None,
     ) -> dict[str, float]:
         """The indexes brought up to date after the commit (text None: rebuilt whole)."""
+        if self._session is not None:
+            self._session.phase("index")
         try:
             if text is None:
                 with GraphStore.open(self.db_path, read_only=False) as store:
@@ -605,12 +635,6 @@ class Updater:
         if diff is not None:
             _report_counts(report, diff["counts"])
             units += [int(u) for u in diff.get("extra_units", [])]
-        lost = committed_rows_lost(self.db_path, previous)
-        if lost is not None:
-            raise DatabaseError(
-                f"{self.db_path} lost rows of its last update: {lost}; restore the graph "
-                "from a backup, or load the newer dump into a new graph"
-            )
         if stage.done("known") is None and not stage.file("deleted-by-name.parquet").exists():
             _every_page_read(self.db_path)
         if stage.file("edits-result.json").exists():

@@ -94,7 +94,7 @@ def upgrade_graph(db_path: str | Path) -> bool:
     if version == "3":
         _upgrade_v3(db_path)
         version = "4"
-    if version == "4":
+    if version in ("4", "5"):  # schema 5's fact ids renumbered as the graph is rebuilt
         _upgrade_v4(db_path)
         return True
     if version != "1":

@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from kg_agent.crashpoints import crash_point
 from kg_agent.exceptions import DatabaseError, LoadAborted, one_line
 from kg_agent.ingest.prepare import count_rows
 from kg_agent.ingest.replace import MAX_ARTICLES, StagedRows, Unchanged
@@ -122,6 +123,11 @@ class WriteJob:
     max_section_words: int | None = None
     #: Where a new graph stores its vectors (store/vectors.py); a graph keeps its own.
     vector_store: str = "graph"
+    #: ``Meta`` values the write's transaction sets: the pending mark of its command
+    #: (:class:`~kg_agent.ingest.session.WriteSession`), cleared when the write is whole
+    pending: dict[str, str] | None = None
+    #: ``Meta.next_fact_id`` once the write's facts are in (None: it writes no facts)
+    next_fact_id: int | None = None
 
 
 def _files(stage: Stage, units: list[int], where: str, kind: str) -> list[Path]:
@@ -198,13 +204,23 @@ def write_graph(
             )
             if job.max_section_words:
                 store.set_meta(max_section_words=str(job.max_section_words))
-        out = copier.run()
+            if job.next_fact_id is not None:
+                store.set_meta(next_fact_id=str(job.next_fact_id))
+        # Every logged change comes before the first COPY: Kùzu 0.11.3 replays a change
+        # made after a COPY wrongly when a crash loses that COPY (store/journal.py)
+        copier.plan()
+        done: dict[str, int] = {}
         if edits is not None:
             with step("edits_after"):
-                out.update(edits.after())
+                done = edits.after()
         with step("meta"):
             store.record_load({**job.load, "status": "committed"})
+            if job.pending and not job.fresh:
+                store.set_meta(**job.pending)
+        out = copier.run()
+        out.update(done)
         if not job.fresh:
+            crash_point("write.before_commit")
             with step("commit"):  # Kùzu's checkpoint: the regions of deleted edges rewritten
                 store.commit()
             out["vectors_added"], out["vectors_deleted"] = store.last_vector_change
@@ -236,6 +252,8 @@ class _Copier:
         self.unchanged: Unchanged | None = None
         #: the article table of the graph before this write (False: none in step with it)
         self._before: ArticleTable | Literal[False] | None = None
+        #: files of the articles the write adds (:meth:`plan`)
+        self._new_articles: list[Path] = []
         self.tmp = Path(tempfile.mkdtemp(prefix="copy-", dir=stage.root))
         self.prog = Progress("write", unit="rows", enabled=progress)
         pool = job.buffer_pool_mb or default_buffer_pool_mb(read_only=False)
@@ -309,22 +327,38 @@ class _Copier:
                 "nothing was written (rerun with --restart)"
             )
 
-    def run(self) -> dict[str, int]:
+    def plan(self) -> None:
+        """What a write into a graph changes before it copies (a new graph: nothing):
+        the articles it rewrites updated in place and what they held deleted, and the
+        redirects it writes again deleted. Its new articles wait for :meth:`run`."""
         st, units = self.stage, self.job.units
         articles = _files(st, units, "resolved", "articles")
         if self.job.fresh:
-            self.copy("Article", articles)
-        else:
-            if count_rows(articles) <= MAX_ARTICLES:
-                self.unchanged = Unchanged()
-            unit_of = {
-                p: u
-                for u, p in zip(
-                    units, (st.resolved.path(u, "articles") for u in units), strict=True
-                )
-            }
-            for i, (batch, read) in enumerate(_batches_of_rows(articles, _MERGE_ROWS)):
-                self._merge_articles(batch, f"articles-{i:05d}.parquet", [unit_of[p] for p in read])
+            self._new_articles = articles
+            return
+        if count_rows(articles) <= MAX_ARTICLES:
+            self.unchanged = Unchanged()
+        unit_of = {
+            p: u
+            for u, p in zip(units, (st.resolved.path(u, "articles") for u in units), strict=True)
+        }
+        for i, (batch, read) in enumerate(_batches_of_rows(articles, _MERGE_ROWS)):
+            new = self._merge_articles(
+                batch, f"articles-{i:05d}.parquet", [unit_of[p] for p in read]
+            )
+            if new is not None:
+                self._new_articles.append(new)
+        redirects = st.file("redirects.parquet")
+        if redirects.exists():
+            titles = pq.read_table(redirects, columns=["title"]).column("title").to_pylist()
+            for i in range(0, len(titles), _LOOKUP):
+                self.store.delete_redirects(titles[i : i + _LOOKUP])
+
+    def run(self) -> dict[str, int]:
+        """Copy what the stage writes (after :meth:`plan`): copies alone, so that a crash
+        that loses them loses nothing else (:mod:`kg_agent.store.journal`)."""
+        st, units = self.stage, self.job.units
+        self.copy("Article", self._new_articles)
         self.copy("Article", [p for p in [st.file("stubs.parquet")] if p.exists()])
         self.copy("Category", [p for p in [st.file("categories.parquet")] if p.exists()])
         self.copy("Section", self._new_rows("sections"))
@@ -350,10 +384,6 @@ class _Copier:
         self.copy("REFERS_TO", _files(st, units, "resolved", "refers_to"))
         redirects = st.file("redirects.parquet")
         if redirects.exists():
-            if not self.job.fresh:
-                titles = pq.read_table(redirects, columns=["title"]).column("title").to_pylist()
-                for i in range(0, len(titles), _LOOKUP):
-                    self.store.delete_redirects(titles[i : i + _LOOKUP])
             self.copy("Redirect", [redirects])
             self.copy("REDIRECTS_TO", [st.file("redirects_to.parquet")])
         self.prog.close()
@@ -414,12 +444,12 @@ class _Copier:
                 pq.write_table(rest, out[-1])
         return out
 
-    def _merge_articles(self, table: pa.Table, name: str, units: list[int]) -> None:
+    def _merge_articles(self, table: pa.Table, name: str, units: list[int]) -> Path | None:
         """Articles of a load into a graph that may hold them (a re-load, or stubs
         that this load fills in): those are updated in place and their old
         sections, links and categories removed (only those that changed, see
-        :mod:`~kg_agent.ingest.replace`); the rest are copied. ``units``: the shards
-        ``table`` was read from."""
+        :mod:`~kg_agent.ingest.replace`); the rest are returned as a file to copy.
+        ``units``: the shards ``table`` was read from."""
         titles = table.column("title").to_pylist()
         with self.clock("lookups"):
             found = existing_titles(self.store, titles, self.table_before())
@@ -446,10 +476,11 @@ class _Copier:
             with self.clock("update_articles"):
                 self.store.update_articles(old.to_pylist())
             table = table.filter(pc.invert(mask))
-        if table.num_rows:
-            tmp = self.tmp / name
-            pq.write_table(table, tmp)
-            self.copy("Article", [tmp])
+        if not table.num_rows:
+            return None
+        tmp = self.tmp / name
+        pq.write_table(table, tmp)
+        return tmp
 
     def _replace(self, titles: list[str], staged: StagedRows, unchanged: Unchanged) -> None:
         """Delete what ``titles`` hold in the graph that the stage does not repeat."""
@@ -487,14 +518,16 @@ def read_titles(path: Path, column: str = "title") -> list[str]:
 
 
 class _Edits:
-    """What an update or a delete does around the copy, in the same transaction.
+    """What an update or a delete does besides the copy, in the same transaction and
+    before it (every logged change precedes the copies: store/journal.py).
 
-    Before: the stubs and categories the replaced and deleted articles pointed at are
-    noted (they may be left with no edge), removed redirects go, and the deleted
-    articles' content is cleared. After the copy (whose new links may point at a
-    deleted article): each deleted article becomes a stub if something written still
-    links to it, else it goes; then noted stubs and categories with no edge left go.
-    See :mod:`kg_agent.store.edits` for why this equals a fresh load.
+    Before the articles are merged: the stubs and categories the replaced and deleted
+    articles pointed at are noted (they may be left with no edge), removed redirects
+    go, and the deleted articles' content is cleared. Then, with what the copy will add
+    read from the stage (its new links may point at a deleted article): each deleted
+    article becomes a stub if something written links to it, else it goes; then noted
+    stubs and categories with no edge left go. See :mod:`kg_agent.store.edits` for why
+    this equals a fresh load.
     """
 
     def __init__(
@@ -517,6 +550,7 @@ class _Edits:
             *_files(stage, job.units, "resolved", "mentions"),
         ]
         self.refers = _files(stage, job.units, "resolved", "refers_to")
+        self.in_category = _files(stage, job.units, "resolved", "in_category")
         self.redirects_to = stage.file("redirects_to.parquet")
 
     def before(self) -> None:
@@ -563,6 +597,9 @@ class _Edits:
         return every, written
 
     def after(self) -> dict[str, int]:
+        """The edits that depend on what the write adds, made before it copies anything
+        (store/journal.py): what the copies will add is read from the stage."""
+        self._drop_inferred_into_deleted()
         every, written = self._written_targets()
         rest = [t for t in self.deleted if t not in written]
         kept = {t for t in self.deleted if t in written} | self.graph.still_linked(rest)
@@ -572,7 +609,8 @@ class _Edits:
         maybe = self.stubs - set(self.deleted) - every
         orphans = sorted(self.graph.unlinked_stubs(sorted(maybe)))
         self.graph.delete_articles(orphans)
-        categories = self.graph.delete_unused_categories(sorted(self.categories))
+        staged = self._staged_categories()
+        categories = self.graph.delete_unused_categories(sorted(self.categories - staged))
         result = {"removed": [*gone, *orphans], "stubbed": sorted(kept), "unlinked": unlinked}
         tmp = Path(self.spec["result"] + ".tmp")
         tmp.write_text(json.dumps(result), encoding="utf-8")
@@ -584,6 +622,29 @@ class _Edits:
             "removed_categories": categories,
             "removed_redirects": self.removed_redirects,
         }
+
+    def _drop_inferred_into_deleted(self) -> None:
+        """Inferred edges are only drawn to articles with text, and a deleted article has
+        none (it goes, or stays as a stub): the stage's inferred edges into one are left
+        out of the files the write copies (rewritten in place; a rerun finds them so)."""
+        if not self.deleted:
+            return
+        doomed = pa.array(sorted(set(self.deleted)), pa.string())
+        for path in self.edges:
+            edges = pq.read_table(path)
+            into = pc.is_in(edges.column("to"), value_set=doomed)
+            drop = pc.and_(pc.fill_null(edges.column("inferred"), False), into)
+            if pc.any(drop).as_py():
+                tmp = path.with_name(path.name + ".tmp")
+                pq.write_table(edges.filter(pc.invert(drop)), tmp)
+                os.replace(tmp, path)
+
+    def _staged_categories(self) -> set[str]:
+        """The categories the write's category edges lead to."""
+        out: set[str] = set()
+        for path in self.in_category:
+            out.update(pc.unique(pq.read_table(path, columns=["to"]).column("to")).to_pylist())
+        return out
 
 
 # ---------------------------------------------------------------------- child process

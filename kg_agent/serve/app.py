@@ -33,7 +33,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kg_agent import __version__
 from kg_agent.exceptions import InvalidArgumentError, KGAgentError, one_line
 from kg_agent.serve.schemas import AskRequest, CypherRequest, SearchRequest
-from kg_agent.serve.service import GraphService, NotFound, ServiceBusy, ServiceTimeout
+from kg_agent.serve.service import (
+    GraphService,
+    GraphUnavailable,
+    NotFound,
+    ServiceBusy,
+    ServiceTimeout,
+)
 
 __all__ = ["create_app"]
 
@@ -43,6 +49,7 @@ _STATUS: tuple[tuple[type[KGAgentError], int], ...] = (
     (NotFound, 404),
     (InvalidArgumentError, 422),
     (ServiceBusy, 503),
+    (GraphUnavailable, 503),
     (ServiceTimeout, 504),
 )
 
@@ -215,8 +222,9 @@ def create_app(service: GraphService) -> FastAPI:
         return error_response(500, f"internal error ({type(exc).__name__}); see the server log")
 
     # ------------------------------------------------------------------ API
-    @app.get("/healthz", summary="Liveness: the graph is open.")
+    @app.get("/healthz", summary="Liveness: the graph is open (503 while it is unavailable).")
     async def healthz() -> dict[str, Any]:
+        service.agent  # noqa: B018 - GraphUnavailable (503) while a write is unfinished
         return {"status": "ok", "in_flight": service.in_flight}
 
     @app.get("/v1/stats", summary="The graph's counts, indexes and loads; the server's counters.")

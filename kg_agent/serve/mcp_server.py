@@ -248,5 +248,5 @@ def run_stdio(service: GraphService) -> None:
         # wait for the SDK's stdin reader thread, i.e. until stdin closes. Nothing is
         # lost: the graph is open read-only.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-    log.info("kg-agent MCP server on stdio for %s", service.agent.store.path)
+    log.info("kg-agent MCP server on stdio for %s", service.db_path)
     anyio.run(server.run_stdio_async, backend="asyncio")

@@ -92,7 +92,11 @@ def run_http(
         server_header=False,
     )
     server = _Server(config)
-    _announce(announce, service.agent.store.path, sock, opts, describe_llm(service.agent.llm))
+    _announce(announce, service.db_path, sock, opts, service.describe_llm())
+    if service.unavailable:
+        (announce or (lambda m: print(m, file=sys.stderr, flush=True)))(
+            f"not answering yet (503): {service.unavailable}"
+        )
     try:
         server.run(sockets=[sock])
     finally:
@@ -169,14 +173,6 @@ def app_from_environment() -> Any:
     app = create_app(service)
     app.router.on_shutdown.append(service.close)
     return app
-
-
-def describe_llm(client: object) -> str:
-    """``offline``, or the API and server answers are written by (never the key)."""
-    if client is None:
-        return "offline"
-    api, server = getattr(client, "api", None), getattr(client, "server", None)
-    return f"the {api} API at {server}" if api and server else "a model client"
 
 
 def _announce(

@@ -33,8 +33,16 @@ from kg_agent.pipeline import QueryPipeline
 from kg_agent.result import QueryEventHandler
 from kg_agent.retrieval.base import TIER_NAMES, evidence_tier
 from kg_agent.serve.paths import evidence_path
+from kg_agent.store.write_state import InterruptedWriteError, WriteStatus, read_intent
 
-__all__ = ["GraphService", "NotFound", "ServeOptions", "ServiceBusy", "ServiceTimeout"]
+__all__ = [
+    "GraphService",
+    "GraphUnavailable",
+    "NotFound",
+    "ServeOptions",
+    "ServiceBusy",
+    "ServiceTimeout",
+]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +59,15 @@ class ServiceTimeout(KGAgentError):
 
 class NotFound(KGAgentError):
     """What the request names is not in the graph (HTTP 404)."""
+
+
+class GraphUnavailable(KGAgentError):
+    """The graph's last write was interrupted after it changed the graph, which is not
+    answered from until that write finishes (HTTP 503, the message names the command)."""
+
+
+#: Seconds between two looks at an unavailable graph (a look reads one small file)
+_RECHECK_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -124,12 +141,22 @@ class GraphService:
 
     def __init__(
         self,
-        agent: KnowledgeGraphAgent,
+        agent: KnowledgeGraphAgent | None,
         options: ServeOptions | None = None,
         *,
         cypher_pack_path: str | None = None,
+        reopen: Callable[[], KnowledgeGraphAgent] | None = None,
+        unavailable: str = "",
+        db_path: str = "",
     ) -> None:
-        self.agent = agent
+        # None while the graph is unavailable: ``reopen`` opens it once its write is
+        # finished (the service holds no open of it meanwhile, so that write can run)
+        self._agent = agent
+        self._reopen = reopen
+        self.unavailable = unavailable
+        self.db_path = db_path or (agent.db_path if agent is not None else "")
+        self._agent_lock = threading.Lock()
+        self._looked_at = 0.0
         self.options = options or ServeOptions()
         self.packs: dict[str, CypherPack] = load_packs(cypher_pack_path or default_pack_dir())
         self._pool = ThreadPoolExecutor(self.options.workers, thread_name_prefix="kg-serve")
@@ -152,12 +179,28 @@ class GraphService:
     ) -> GraphService:
         """Open the graph read-only; ``warm`` answers one question first, so the model,
         the text index, the entity linker and the Claude client are loaded before the
-        first request."""
-        agent = KnowledgeGraphAgent(
-            db_path,
-            anthropic_api_key=anthropic_api_key,
-            config=config or AgentConfig(cypher_pack_path=cypher_pack_path),
-        )
+        first request. A graph an interrupted write left unfinished gives a service that
+        answers 503 with the line naming that write, until it is finished."""
+
+        def reopen() -> KnowledgeGraphAgent:
+            return KnowledgeGraphAgent(
+                db_path,
+                anthropic_api_key=anthropic_api_key,
+                config=config or AgentConfig(cypher_pack_path=cypher_pack_path),
+            )
+
+        try:
+            agent = reopen()
+        except InterruptedWriteError as exc:
+            log.warning("%s; answering 503 until it is whole", exc)
+            return cls(
+                None,
+                options,
+                cypher_pack_path=cypher_pack_path,
+                reopen=reopen,
+                unavailable=str(exc),
+                db_path=db_path,
+            )
         try:
             service = cls(agent, options, cypher_pack_path=cypher_pack_path)
             if service.options.workers > 1:
@@ -174,9 +217,54 @@ class GraphService:
             raise
         return service
 
+    @property
+    def agent(self) -> KnowledgeGraphAgent:
+        """The open graph's agent; :class:`GraphUnavailable` while an interrupted write
+        leaves the graph unfinished (looked at again at most once a second)."""
+        agent = self._agent
+        if agent is not None:
+            return agent
+        with self._agent_lock:
+            if self._agent is None:
+                self._look_again()
+            if self._agent is None:
+                raise GraphUnavailable(self.unavailable)
+            return self._agent
+
+    def _look_again(self) -> None:
+        now = time.monotonic()
+        if self._reopen is None or now - self._looked_at < _RECHECK_S:
+            return
+        self._looked_at = now
+        intent = read_intent(self.db_path)
+        if intent is not None:  # its write is running, or still to be run again
+            if intent.alive():
+                self.unavailable = WriteStatus(self.db_path, intent, True, True).message()
+            return
+        try:
+            self._agent = self._reopen()
+        except InterruptedWriteError as exc:
+            self.unavailable = str(exc)
+            return
+        self.unavailable = ""
+        self._stats = None
+        log.warning("%s is whole again: answering", self.db_path)
+
+    def describe_llm(self) -> str | None:
+        """How answers are written (None: not known while the graph is unavailable)."""
+        agent = self._agent
+        if agent is None:
+            return None
+        llm = agent.llm
+        if llm is None:
+            return "offline"
+        api, server = getattr(llm, "api", None), getattr(llm, "server", None)
+        return f"the {api} API at {server}" if api and server else "a model client"
+
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
-        self.agent.close()
+        if self._agent is not None:
+            self._agent.close()
 
     # ------------------------------------------------------------------ running
     async def run(self, fn: Callable[[], T]) -> T:

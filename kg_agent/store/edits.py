@@ -395,7 +395,7 @@ class GraphEdits:
         categories: Iterable[tuple[str, str]],
     ) -> None:
         """Sections (with their edges), links and category edges, each named by key."""
-        self._each("MATCH (s:Section {id: $key}) DETACH DELETE s", sections, table="Section")
+        self.store.delete_nodes("Section", sections)
         self.store._keyed(
             "MATCH (a:Article {title: $a})-[r:LINKS_TO]->(b:Article {title: $b}) DELETE r",
             [{"a": a, "b": b} for a, b in links],
@@ -435,7 +435,7 @@ class GraphEdits:
 
     def delete_articles(self, titles: Sequence[str]) -> None:
         """Articles and every edge they have (their content must be cleared first)."""
-        self._each("MATCH (a:Article {title: $key}) DETACH DELETE a", titles)
+        self.store.delete_nodes("Article", titles)
 
     def delete_unused_categories(self, names: Sequence[str]) -> int:
         """The categories among ``names`` no article is in any more, deleted (no

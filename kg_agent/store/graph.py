@@ -20,11 +20,13 @@ import logging
 import os
 import re
 import threading
+import uuid
 import warnings
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kg_agent.crashpoints import crash_point
 from kg_agent.exceptions import (
     DatabaseError,
     DatabaseLockedError,
@@ -34,6 +36,7 @@ from kg_agent.exceptions import (
 from kg_agent.store.article_table import FILE_NAME as ARTICLE_TABLE
 from kg_agent.store.article_table import ArticleTable, write_article_table
 from kg_agent.store.engine import engine
+from kg_agent.store.journal import Copy, Journal, count_copied_rows, recovery_plan
 from kg_agent.store.layout import default_buffer_pool_mb, index_dir
 from kg_agent.store.link_changes import LinkChanges, patch_from_graph
 from kg_agent.store.link_table import FILE_NAME as LINK_TABLE
@@ -48,18 +51,26 @@ from kg_agent.store.reads import (
 from kg_agent.store.text_index import TextIndex
 from kg_agent.store.vector_index import VectorIndex, VectorIndexError
 from kg_agent.store.vectors import VECTOR_STORES, VectorWrites, vector_table_ddl
+from kg_agent.store.write_state import (
+    PENDING_KEY,
+    InterruptedWriteError,
+    WriteStatus,
+    write_status,
+)
 
 log = logging.getLogger(__name__)
 
 #: 2: full-text search moved to a tantivy index beside the database; vectors moved to
 #: SectionVector; Section.text_hash; Load.status. 4: infobox facts. 5: the vector index
-#: beside the graph (no Kùzu vector index, no update vector tables).
-SCHEMA_VERSION = "5"
+#: beside the graph (no Kùzu vector index, no update vector tables). 6: fact ids are
+#: numbers (``Meta.next_fact_id``), not ``title::fNNNN`` strings.
+SCHEMA_VERSION = "6"
 #: Schemas a reader opens as they are: 2 lacks only the articles' ``revision`` and
 #: ``digest``, which no query reads; 3 lacks the infobox facts and the articles' kind,
 #: which a query then does without; 4 has no vector index beside it, so its semantic
-#: search scans every vector (a writer upgrades any of them first).
-READABLE_SCHEMA_VERSIONS = frozenset({"2", "3", "4", SCHEMA_VERSION})
+#: search scans every vector; 5 keys its facts by strings (a writer upgrades any of them
+#: first).
+READABLE_SCHEMA_VERSIONS = frozenset({"2", "3", "4", "5", SCHEMA_VERSION})
 
 #: :meth:`GraphStore._keyed` looks rows up one by one while they are at most a
 #: 1/_POINT_PER_ROWS share of the rows of the table a scan would read. Measured on graphs
@@ -89,9 +100,20 @@ REL_TABLES = (
     "REFERS_TO",
 )
 FACT_TABLES = frozenset({"Fact", "HAS_FACT", "REFERS_TO"})
+#: Each node table's primary key, and its edge tables (out of it, into it).
+_NODE_KEYS = {"Article": "title", "Section": "id", "Fact": "id", "Redirect": "title"}
+_EDGES_OF: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "Article": (
+        ("HAS_SECTION", "LINKS_TO", "IN_CATEGORY", "HAS_FACT"),
+        ("LINKS_TO", "MENTIONS", "REDIRECTS_TO", "REFERS_TO"),
+    ),
+    "Section": (("MENTIONS",), ("HAS_SECTION",)),
+    "Fact": (("REFERS_TO",), ("HAS_FACT",)),
+    "Redirect": (("REDIRECTS_TO",), ()),
+}
 #: The infobox facts (schema 4): one node per item of a box parameter (docs/schema.md).
 FACT_DDL = (
-    "CREATE NODE TABLE IF NOT EXISTS Fact(id STRING PRIMARY KEY, article STRING, "
+    "CREATE NODE TABLE IF NOT EXISTS Fact(id INT64 PRIMARY KEY, article STRING, "
     "box STRING, sub_box STRING, key STRING, raw_key STRING, value STRING, position INT64, "
     "item STRING, kind STRING, target STRING, number DOUBLE, unit STRING, date STRING, "
     "note STRING)",
@@ -196,6 +218,11 @@ class GraphStore(GraphReads, VectorWrites):
         self._connections_lock = threading.Lock()
         self._writer_conn = None if read_only else engine().Connection(db)
         self._in_tx = False
+        # a write into the graph at its home journals its copies (:mod:`.journal`); a
+        # new graph built beside its place is renamed in only after a clean close
+        self.at_home = Path(path).resolve() == Path(self.home).resolve()
+        self._journaled = not read_only and self.at_home
+        self._tx_copies: list[Copy] = []
         self._dimension: int | None = None  # a read-only store's, once read
         self._text: TextIndex | None = None
         self._vectors: tuple[str, VectorIndex | None] | None = None  # (manifest, index)
@@ -252,6 +279,12 @@ class GraphStore(GraphReads, VectorWrites):
                     f"database {p} has schema version {version}, this kg-agent reads "
                     f"{SCHEMA_VERSION}: upgrade it with 'kg-agent reindex --db {p}'"
                 )
+        elif store._journaled:
+            try:
+                store._recover_copies()
+            except BaseException:
+                store.close()
+                raise
         return store
 
     def close(self) -> None:
@@ -395,8 +428,7 @@ class GraphStore(GraphReads, VectorWrites):
     def _table_rows(self, table: str) -> int:
         """Rows of a table, counted once per store (a write changes it little)."""
         if table not in self._row_counts:
-            pattern = f"()-[n:{table}]->()" if table in REL_TABLES else f"(n:{table})"
-            self._row_counts[table] = int(self._scalar(f"MATCH {pattern} RETURN count(n)") or 0)
+            self._row_counts[table] = self._count_rows(table)
         return self._row_counts[table]
 
     def _scalar(self, cypher: str, params: Mapping[str, Any] | None = None) -> Any:
@@ -472,6 +504,29 @@ class GraphStore(GraphReads, VectorWrites):
     def schema_version(self) -> str:
         return self.meta().get("schema_version", "")
 
+    def next_fact_id(self) -> int:
+        """The id the graph's next fact gets (ids are given in page order, never reused)."""
+        value = self.meta().get("next_fact_id", "")
+        return int(value) if value.isdigit() else 0
+
+    def write_status(self) -> WriteStatus | None:
+        """Where the graph's last write stands when it did not finish (None: it did)."""
+        return write_status(self.home, self.meta())
+
+    def require_whole(self) -> None:
+        """Refuse a graph whose last write changed it and did not finish: its indexes
+        lag behind its rows, or rows a crash lost are still to be copied again. Raises
+        :class:`~.write_state.InterruptedWriteError` with the command that finishes it."""
+        status = self.write_status()
+        if status is not None and status.refuses_queries:
+            raise InterruptedWriteError(status.message())
+
+    def clear_write_pending(self) -> None:
+        """The write that set ``Meta.write_pending`` is whole (:mod:`.write_state`)."""
+        meta = self.meta()
+        if meta.get(PENDING_KEY) or meta.get("write_key"):
+            self.set_meta(**{PENDING_KEY: "", "write_key": ""})
+
     @property
     def dimension(self) -> int:
         if self._dimension is not None:
@@ -488,11 +543,69 @@ class GraphStore(GraphReads, VectorWrites):
 
     def commit(self) -> None:
         """Commit, with the vector index's new state for what the transaction changed
-        (written first, named by ``Meta`` in the same commit: :mod:`.vectors`)."""
+        (written first, named by ``Meta`` in the same commit: :mod:`.vectors`).
+
+        A transaction into a graph at its home that copied rows commits in two, under a
+        journal (:mod:`.journal`): its logged changes first, then its copies alone."""
         if self._in_tx:
             self.write_pending_vectors()
+        copies, self._tx_copies = self._tx_copies, []
+        if not (copies and self._journaled):
+            self._run("COMMIT")
+            self._in_tx = False
+            return
+        journal = Journal(token=uuid.uuid4().hex, copies=copies)
+        self.set_meta(commit_token=journal.token)
+        for c in copies:  # the copies only add rows: the counts they leave are known
+            journal.expected.setdefault(c.table, self._count_rows(c.table))
+            journal.expected[c.table] += c.rows
+        journal.write(self.index_root)
+        crash_point("commit.journaled")
         self._run("COMMIT")
         self._in_tx = False
+        crash_point("commit.after_commit")
+        self._run("CHECKPOINT")
+        self._run_copies(copies)
+        crash_point("commit.after_checkpoint")
+        Journal.remove(self.index_root)
+
+    def _run_copies(self, copies: Sequence[Copy]) -> None:
+        """The journal's copies in a transaction of their own, then Kùzu's checkpoint."""
+        self.begin()
+        for c in copies:
+            self._copy(c.table, list(c.files), c.columns)
+        crash_point("commit.copied")
+        self._run("COMMIT")
+        self._in_tx = False
+        self._run("CHECKPOINT")
+
+    def _count_rows(self, table: str) -> int:
+        pattern = f"()-[n:{table}]->()" if table in REL_TABLES else f"(n:{table})"
+        return int(self._scalar(f"MATCH {pattern} RETURN count(n)") or 0)
+
+    def _recover_copies(self) -> None:
+        """Finish a journaled commit a crash cut short (see :mod:`.journal`)."""
+        journal = Journal.read(self.index_root)
+        if journal is None:
+            return
+        token = self.meta().get("commit_token")
+        counts = {t: self._count_rows(t) for t in journal.expected}
+        redo = recovery_plan(journal, token, counts, self.home)
+        if redo:
+            log.warning(
+                "%s: copying the rows of a write a crash cut short (%s)",
+                self.home,
+                ", ".join(sorted({c.table for c in redo})),
+            )
+            self._run_copies(redo)
+            counts = {t: self._count_rows(t) for t in journal.expected}
+            if counts != journal.expected:
+                raise DatabaseError(
+                    f"database {self.home} could not be brought back to its last commit "
+                    f"(rows {counts}, expected {journal.expected}): load its sources again "
+                    "into a new --db"
+                )
+        Journal.remove(self.index_root)
 
     def rollback(self) -> None:
         """Undo the open transaction; a no-op when Kùzu already rolled it back.
@@ -500,6 +613,7 @@ class GraphStore(GraphReads, VectorWrites):
         Kùzu aborts the transaction itself when a statement in it fails, so an
         explicit ROLLBACK after an error may find none open.
         """
+        self._tx_copies = []
         self.discard_pending_vectors()
         self._vectors = None
         if self._in_tx:
@@ -517,13 +631,31 @@ class GraphStore(GraphReads, VectorWrites):
     ) -> None:
         """Bulk-load parquet files whose columns match ``table`` (or ``columns``) in order.
 
-        Several files go in one ``COPY``, which Kùzu reads in parallel.
+        Several files go in one ``COPY``, which Kùzu reads in parallel. Into a graph at
+        its home the copy is journaled and runs at the commit, after the transaction's
+        other changes (:mod:`.journal`): a statement after it does not see its rows.
         """
         if table not in NODE_TABLES + REL_TABLES + ("Load", "Meta"):
             raise ValueError(f"not a bulk-loadable table: {table}")
         files = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
         if not files:
             return
+        cols = None if columns is None else tuple(columns)
+        if not self._journaled:
+            self._copy(table, files, cols)
+            return
+        # into a graph at its home: run at the commit, after the transaction's logged
+        # changes (see commit); outside a transaction, in one of its own
+        names = tuple(str(Path(f).resolve()) for f in files)
+        self._tx_copies.append(Copy(table, names, cols, count_copied_rows(files)))
+        if not self._in_tx:
+            self.begin()
+            self.commit()
+
+    def _copy(
+        self, table: str, files: Sequence[str | os.PathLike[str]], columns: Sequence[str] | None
+    ) -> None:
+        """One ``COPY`` statement."""
         quoted = ", ".join("'" + str(Path(f).resolve()).replace("'", "''") + "'" for f in files)
         if table == "SectionVector" and columns is None and self.vectors_in_index():
             # the index stores the vectors: the graph keeps the keys, its column NULL
@@ -532,14 +664,14 @@ class GraphStore(GraphReads, VectorWrites):
                 f"COPY SectionVector FROM (LOAD FROM [{quoted}] RETURN id, text_hash, "
                 f"CAST(NULL AS FLOAT[{int(self.dimension)}]))"
             )
-            return
-        target = table
-        if columns is not None:
-            for c in columns:
-                if not c.isidentifier():
-                    raise ValueError(f"not a column name: {c!r}")
-            target = f"{table}({', '.join(columns)})"
-        self._run(f"COPY {target} FROM [{quoted}]")
+        else:
+            target = table
+            if columns is not None:
+                for c in columns:
+                    if not c.isidentifier():
+                        raise ValueError(f"not a column name: {c!r}")
+                target = f"{table}({', '.join(columns)})"
+            self._run(f"COPY {target} FROM [{quoted}]")
 
     def export_parquet(self, cypher: str, path: str | os.PathLike[str]) -> None:
         """Write a query's rows to a parquet file (``COPY (…) TO``), streamed by Kùzu.
@@ -588,10 +720,8 @@ class GraphStore(GraphReads, VectorWrites):
             return
         sections = "MATCH (a:Article {title: $key})-[:HAS_SECTION]->(s:Section) "
         ids = [str(r[0]) for r in self._keys(sections + "RETURN s.id", titles, table="HAS_SECTION")]
-        if keep_vectors:
-            ids = [i for i in ids if i not in keep_vectors]
-        self.delete_vectors(ids)
-        self._keys(sections + "DETACH DELETE s", titles, table="HAS_SECTION")
+        self.delete_vectors([i for i in ids if i not in keep_vectors] if keep_vectors else ids)
+        self.delete_nodes("Section", ids)
         self._keys(
             "MATCH (a:Article {title: $key})-[r:LINKS_TO]->() DELETE r", titles, table="LINKS_TO"
         )
@@ -605,14 +735,40 @@ class GraphStore(GraphReads, VectorWrites):
     def delete_facts(self, titles: Sequence[str]) -> None:
         """The infobox facts of the articles ``titles`` (with their edges)."""
         if titles and self.has_facts:
-            self._keys(
-                "MATCH (a:Article {title: $key})-[:HAS_FACT]->(f:Fact) DETACH DELETE f",
+            rows = self._keys(
+                "MATCH (a:Article {title: $key})-[:HAS_FACT]->(f:Fact) RETURN f.id",
                 titles,
                 table="HAS_FACT",
             )
+            self.delete_nodes("Fact", [r[0] for r in rows])
 
     def delete_redirects(self, titles: Sequence[str]) -> None:
-        self._keys("MATCH (r:Redirect {title: $key}) DETACH DELETE r", titles, table="Redirect")
+        self.delete_nodes("Redirect", titles)
+
+    def delete_nodes(self, table: str, keys: Sequence[Any]) -> None:
+        """Nodes of ``table`` by primary key, with every edge they have.
+
+        Each edge table is emptied of their edges by a statement of its own before the
+        nodes go, never by ``DETACH DELETE``: Kùzu 0.11.3 replays a ``DETACH DELETE``
+        wrongly after a crash when the transaction deleted one of the node's edges
+        before it (it deletes another edge as well; measured, see
+        :mod:`.journal`), and an update deletes a rewritten article's links and then
+        the articles nothing links to any more.
+        """
+        if not keys:
+            return
+        key = _NODE_KEYS[table]
+        facts = self.has_facts
+        out, into = _EDGES_OF[table]
+        for rel in out:
+            if rel in FACT_TABLES and not facts:
+                continue
+            self._keys(f"MATCH (n:{table} {{{key}: $key}})-[r:{rel}]->() DELETE r", keys, table=rel)
+        for rel in into:
+            if rel in FACT_TABLES and not facts:
+                continue
+            self._keys(f"MATCH ()-[r:{rel}]->(n:{table} {{{key}: $key}}) DELETE r", keys, table=rel)
+        self._keys(f"MATCH (n:{table} {{{key}: $key}}) DELETE n", keys, table=table)
 
     def update_articles(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Overwrite the properties of articles that already exist (stubs or re-loads)."""

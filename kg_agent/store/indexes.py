@@ -103,7 +103,8 @@ def build_text_index(
     store: GraphStore, source: TextSource | None = None, *, progress: bool = True
 ) -> str:
     """Build a new text index generation (from ``source``, else from the whole graph)
-    and make it the graph's; returns its name. The previous generation is removed."""
+    and make it the graph's; returns its name. The previous generation is removed (by
+    the install, for a graph built beside its place)."""
     gen = "gen-" + _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
     path = store.index_root / gen
     TextIndex.remove(path)
@@ -121,7 +122,8 @@ def build_text_index(
         )
     store.set_meta(indexes=gen)
     store.forget_derived()
-    drop_index_generations(store.home, live=[gen])
+    if store.at_home:  # a graph built beside its place leaves the one in place its own
+        drop_index_generations(store.home, live=[gen])
     return gen
 
 

@@ -145,7 +145,10 @@ _FACTS_NAMING = (
 
 
 def _fact_order(fact_id: str) -> int:
-    """The item's place in its article (ids are ``title::fNNNN``)."""
+    """The item's place in its article: ids are numbers given in page order (schema 6),
+    or ``title::fNNNN`` (schema 5)."""
+    if fact_id.isdigit():
+        return int(fact_id)
     tail = fact_id.rsplit("::f", 1)[-1]
     return int(tail) if tail.isdigit() else 0
 
@@ -354,8 +357,9 @@ class GraphReads:
             return []
         out: list[FactRow] = []
         for title in dict.fromkeys(titles):  # a primary-key lookup each (see _keyed)
-            rows = self._run(_FACTS_OF, {"title": title})
-            out.extend(FactRow(*r) for r in sorted(rows, key=lambda r: _fact_order(str(r[0]))))
+            rows = self._pk(_FACTS_OF, {"title": title})
+            rows.sort(key=lambda r: _fact_order(str(r[0])))
+            out.extend(FactRow(str(r[0]), *r[1:]) for r in rows)
         return out
 
     def facts_naming(self, titles: Sequence[str]) -> list[FactRow]:
@@ -365,8 +369,9 @@ class GraphReads:
             return []
         out: list[FactRow] = []
         for title in dict.fromkeys(titles):
-            rows = self._run(_FACTS_NAMING, {"title": title})
-            out.extend(FactRow(*r) for r in sorted(rows, key=lambda r: str(r[0])))
+            rows = self._pk(_FACTS_NAMING, {"title": title})
+            rows.sort(key=lambda r: (str(r[1]), _fact_order(str(r[0]))))
+            out.extend(FactRow(str(r[0]), *r[1:]) for r in rows)
         return out
 
     def article_kinds(self, titles: Sequence[str]) -> dict[str, str]:
@@ -375,7 +380,7 @@ class GraphReads:
             return {}
         out: dict[str, str] = {}
         for title in dict.fromkeys(titles):
-            rows = self._run("MATCH (a:Article {title: $t}) RETURN a.kind", {"t": title})
+            rows = self._pk("MATCH (a:Article {title: $t}) RETURN a.kind", {"t": title})
             if rows:
                 out[title] = str(rows[0][0] or "")
         return out

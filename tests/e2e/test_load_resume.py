@@ -9,7 +9,6 @@ same links and the same PageRank to 6 decimals.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import signal
@@ -302,37 +301,3 @@ def test_reindex_repairs_a_graph_whose_text_index_is_gone(tmp_path: Path) -> Non
     )
     assert "full-text ready" in stats.stdout and "MISSING" not in stats.stdout
     assert "vector off (no embeddings)" in stats.stdout
-
-
-def test_rows_lost_after_the_commit_are_named_and_a_forced_load_writes_them_again(
-    dump: Path, tmp_path: Path
-) -> None:
-    """Kùzu 0.11.3 recovers a killed writer's logged statements but not what its COPY wrote
-    when the kill lands between ``COMMIT`` and the checkpoint after it: the graph then
-    holds the load's record (committed) without its sections. The next run must not
-    finish such a load's indexes as if it were whole: it says so in one line, and
-    ``--force`` writes the rows again."""
-    from kg_agent.exceptions import DatabaseError
-    from kg_agent.ingest.pipeline import LoadOptions, load_source
-
-    db = tmp_path / "g.kuzu"
-    opts = LoadOptions(progress=False, embeddings="none", workers=1)
-    load_source(SAMPLE_DUMP, db, options=opts)
-    added = load_source(dump, db, options=opts)  # into a graph that holds data
-    assert added.sections > 1000
-    with GraphStore.open(db, read_only=False) as store:  # the state such a kill leaves
-        store.set_load_status(added.load_id, "committed")
-        store.query(
-            "MATCH (a:Article)-[:HAS_SECTION]->(s:Section) WHERE a.load_id = $l DETACH DELETE s",
-            {"l": added.load_id},
-        )
-    with pytest.raises(DatabaseError) as err:
-        load_source(dump, db, options=opts)
-    message = str(err.value)
-    assert "lost rows of the load" in message and "--force" in message
-    assert f"0 of {added.sections:,} sections" in message and "\n" not in message
-    again = load_source(dump, db, options=dataclasses.replace(opts, force=True))
-    assert not again.skipped and again.sections == added.sections
-    with GraphStore.open(db, read_only=True) as store:
-        assert store.sections_of_load(again.load_id) == added.sections
-        assert not store.stats().incomplete_loads

@@ -15,7 +15,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "kg_agent"
 
 #: The bottom: what everything may use.
-BASE = {"exceptions", "progress"}
+BASE = {"exceptions", "progress", "crashpoints"}
 ALLOWED: dict[str, set[str]] = {
     "language": BASE,
     "store": BASE,
