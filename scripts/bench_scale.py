@@ -289,6 +289,7 @@ def bench_size(n: int, args: argparse.Namespace) -> list[dict[str, Any]]:
             "rows_per_s": rep["rows_per_s"],
             "peak_rss_mib": load["peak_rss_mib"],
             "entity_linker_s": t.get("index.entity_linker", 0.0),
+            "install_s": t.get("install", 0.0),
             # high-water marks after each phase: which phase sets the peak
             "rss_by_phase_mib": rep.get("peak_rss_mib", {}),
             "db_bytes": disk_size(db),

@@ -15,13 +15,16 @@ phase, and saves every outcome as JSON::
     .venv/bin/python scripts/crash_test.py --times 20 --json bench_out/crash.json
     .venv/bin/python scripts/crash_test.py --articles 20 --times 2 --scenarios update,delete
 
-Needs ../shared/data. A full run (~250 kills) takes about an hour on 2 cores.
+Needs ../shared/data. A full run (~230 kills) takes about two hours on 2 cores; the JSON is
+saved after every kill, so a run cut short keeps what it did, and runs of some scenarios
+each (two at once, say) are reported together with ``--report A.json B.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import json
 import os
 import platform
@@ -58,7 +61,19 @@ def main() -> None:
         help="where new graphs keep their vectors (KG_AGENT_VECTOR_STORE)",
     )
     ap.add_argument("--json", type=Path, help="save every outcome here")
+    ap.add_argument("--report", type=Path, nargs="+", help="print the table of saved runs")
     args = ap.parse_args()
+    if args.report:
+        docs = [json.loads(p.read_text()) for p in args.report]
+        fields = {f.name for f in dataclasses.fields(Outcome)}
+        report(
+            [
+                Outcome(**{k: v for k, v in o.items() if k in fields})
+                for doc in docs
+                for o in doc["outcomes"]
+            ]
+        )
+        return
     if not (args.shared / "data").is_dir():
         sys.exit(f"skipped: {args.shared / 'data'} is absent (the real dumps live there)")
     work = args.work or Path(tempfile.mkdtemp(prefix="kg-crash-"))
@@ -84,6 +99,8 @@ def main() -> None:
         for kind, at in todo:
             out = kill_once(scenario, db, kind=kind, at=at, before=before, clean=clean, env=env)
             outcomes.append(out)
+            if args.json:
+                save(args.json, outcomes, t0)
             mark = "ok  " if out.ok else "FAIL"
             if out.killed:
                 print(
@@ -94,17 +111,23 @@ def main() -> None:
                 )
     report(outcomes)
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        doc = {
-            "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
-            "command": " ".join(sys.argv),
-            "seconds": round(time.perf_counter() - t0, 1),
-            "outcomes": to_json(outcomes),
-        }
-        args.json.write_text(json.dumps(doc, indent=1))
+        save(args.json, outcomes, t0)
         print(f"saved {args.json}")
     if not all(o.ok for o in outcomes):
         sys.exit(1)
+
+
+def save(path: Path, outcomes: list[Outcome], t0: float) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
+        "command": " ".join(sys.argv),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "outcomes": to_json(outcomes),
+    }
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=1))
+    tmp.replace(path)
 
 
 def report(outcomes: list[Outcome]) -> None:

@@ -20,6 +20,7 @@ import logging
 import os
 import re
 import threading
+import time
 import uuid
 import warnings
 from collections.abc import Collection, Mapping, Sequence
@@ -222,6 +223,11 @@ class GraphStore(GraphReads, VectorWrites):
         # new graph built beside its place is renamed in only after a clean close
         self.at_home = Path(path).resolve() == Path(self.home).resolve()
         self._journaled = not read_only and self.at_home
+        #: seconds the last journaled commit spent on its safety: the row counts, the
+        #: journal, the checkpoint between its two transactions (the write's
+        #: ``write.journal``; docs/BENCHMARKS.md)
+        self.last_journal_s = 0.0
+        self._last_checkpoint_s = 0.0
         self._tx_copies: list[Copy] = []
         self._dimension: int | None = None  # a read-only store's, once read
         self._text: TextIndex | None = None
@@ -554,6 +560,7 @@ class GraphStore(GraphReads, VectorWrites):
             self._run("COMMIT")
             self._in_tx = False
             return
+        t0 = time.perf_counter()
         journal = Journal(token=uuid.uuid4().hex, copies=copies)
         self.set_meta(commit_token=journal.token)
         for c in copies:  # the copies only add rows: the counts they leave are known
@@ -565,9 +572,12 @@ class GraphStore(GraphReads, VectorWrites):
         self._in_tx = False
         crash_point("commit.after_commit")
         self._run("CHECKPOINT")
+        extra = time.perf_counter() - t0  # what a commit in one would not have spent
         self._run_copies(copies)
         crash_point("commit.after_checkpoint")
+        t0 = time.perf_counter()
         Journal.remove(self.index_root)
+        self.last_journal_s = round(extra + self._last_checkpoint_s + time.perf_counter() - t0, 3)
 
     def _run_copies(self, copies: Sequence[Copy]) -> None:
         """The journal's copies in a transaction of their own, then Kùzu's checkpoint."""
@@ -575,9 +585,11 @@ class GraphStore(GraphReads, VectorWrites):
         for c in copies:
             self._copy(c.table, list(c.files), c.columns)
         crash_point("commit.copied")
-        self._run("COMMIT")
+        self._run("COMMIT")  # Kùzu checkpoints inside the commit of a COPY
         self._in_tx = False
-        self._run("CHECKPOINT")
+        t0 = time.perf_counter()
+        self._run("CHECKPOINT")  # (a no-op then; here for a fork that does not)
+        self._last_checkpoint_s = time.perf_counter() - t0
 
     def _count_rows(self, table: str) -> int:
         pattern = f"()-[n:{table}]->()" if table in REL_TABLES else f"(n:{table})"
