@@ -9,7 +9,11 @@ embedding) to keep a warm offline query within tens of milliseconds.
 
 from __future__ import annotations
 
+import re
+
 from kg_agent.answering import OfflineReading, read_evidence
+from kg_agent.answering.evidence import Sentence
+from kg_agent.language.tokens import fold
 from kg_agent.synthesis.context import NumberedEvidence
 
 __all__ = ["EXTRACTIVE_LABEL", "NOT_IN_GRAPH", "extractive_answer", "format_reading"]
@@ -20,8 +24,9 @@ NOT_IN_GRAPH = "Not in the graph"
 
 
 def format_reading(reading: OfflineReading) -> str:
-    """The answer text of a reading: the short answer, then the cited sentences."""
-    body = " ".join(f"{s.text} [{s.n}]" for s in reading.sentences)
+    """The answer text of a reading: the short answer once, then the sentences that
+    state it (or, when none is shown, the sentences read)."""
+    body = " ".join(f"{s.text} [{s.n}]" for s in _supporting(reading))
     if not reading.sentences:
         return f"{EXTRACTIVE_LABEL}: the graph holds no evidence for this question."
     if not reading.answerable:
@@ -40,3 +45,22 @@ def extractive_answer(question: str, numbered: NumberedEvidence, **options: int)
     max_words = options.get("max_words")
     kwargs = {"max_words": max_words} if max_words is not None else {}
     return format_reading(read_evidence(question, numbered.items, **kwargs))
+
+
+def _supporting(reading: OfflineReading) -> list[Sentence]:
+    """The sentences that state the shown answer, prose before the infobox line that
+    restates it; neighbours of the topic that do not ("From 1826 to 1846, Tuscaloosa
+    served as the capital" beside Montgomery) are left out. All of them when the answer
+    is not shown, or no sentence states it."""
+    answer = reading.short_answer
+    if not (answer and reading.shown):
+        return reading.sentences
+    pattern = re.compile(rf"(?<!\w){re.escape(fold(answer))}(?!\w)")
+    stating = [s for s in reading.sentences if pattern.search(fold(s.text))]
+    prose = [s for s in stating if not _is_fact_line(s)]
+    return prose or stating or reading.sentences
+
+
+def _is_fact_line(s: Sentence) -> bool:
+    """An infobox fact as the evidence writes it: "Alabama — capital: Montgomery"."""
+    return s.text.startswith(f"{s.title} — ") and ": " in s.text

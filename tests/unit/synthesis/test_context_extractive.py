@@ -226,3 +226,26 @@ def test_renumbered_rewrites_grouped_and_ranged_markers() -> None:
     assert [c.n for c in again.citations_in(texts[0])] == [1, 2, 3]
     ids = [e.section_id for _, e in again.items]
     assert ids == [numbered.items[i][1].section_id for i in (2, 0, 1)]
+
+
+def test_a_shown_answer_is_written_once_then_the_sentences_that_state_it() -> None:
+    from kg_agent.answering import OfflineReading, analyse
+    from kg_agent.answering.evidence import Sentence
+    from kg_agent.synthesis.extractive import format_reading
+
+    question = "What is the capital of Alabama?"
+    fact = Sentence(1, 0, "Alabama — capital: Montgomery.", "Alabama")
+    former = Sentence(2, 0, "From 1826 to 1846, Tuscaloosa served as the capital.", "Alabama")
+    stated = Sentence(3, 0, "The capital of Alabama is Montgomery.", "Alabama")
+    reading = OfflineReading(
+        analyse(question), [fact, former, stated], "Montgomery", (1,), confidence=0.9
+    )
+    text = format_reading(reading)
+    assert text == f"Montgomery [1]. {EXTRACTIVE_LABEL}: The capital of Alabama is Montgomery. [3]"
+    # only the infobox states it: its line is the support
+    alone = OfflineReading(analyse(question), [fact, former], "Montgomery", (1,), confidence=0.9)
+    assert format_reading(alone).endswith(": Alabama — capital: Montgomery. [1]")
+    # not shown: the sentences read, all of them
+    unsure = OfflineReading(analyse(question), [fact, former, stated], "Montgomery", (1,))
+    text = format_reading(unsure)
+    assert "Tuscaloosa" in text and "Montgomery [1]." not in text
