@@ -128,7 +128,11 @@ class WriteSession:
         set_phase(self.db_path, name)
 
     def done(self) -> None:
-        """The write is whole (its checksums written): no intent remains."""
+        """The write is whole (its checksums written): no intent remains. After a run
+        killed between its last commit and its checksums, a rerun may find nothing left
+        to do (a delete of articles gone): the checksums are written here then."""
+        if self.previous is not None and Path(self.db_path).exists():
+            write_checksums(self.db_path)
         clear_intent(self.db_path)
 
     def __exit__(

@@ -249,9 +249,7 @@ class Updater:
                 return out
             if latest == fp:
                 report.skipped = True
-                if session.previous is not None:  # killed once whole: its checksums
-                    write_checksums(self.db_path)
-                session.done()
+                session.done()  # (killed once whole: its checksums)
                 report.db_bytes_after = _db_bytes(self.db_path)
                 return report
             stage = Stage.open(
