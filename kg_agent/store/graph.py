@@ -730,10 +730,15 @@ class GraphStore(GraphReads, VectorWrites):
         """
         if not titles:
             return
-        sections = "MATCH (a:Article {title: $key})-[:HAS_SECTION]->(s:Section) "
-        ids = [str(r[0]) for r in self._keys(sections + "RETURN s.id", titles, table="HAS_SECTION")]
+        sections = "MATCH (a:Article {title: $key})-[:HAS_SECTION]->(s:Section)"
+        found = self._keys(sections + " RETURN s.id", titles, table="HAS_SECTION")
+        ids = [str(r[0]) for r in found]
         self.delete_vectors([i for i in ids if i not in keep_vectors] if keep_vectors else ids)
-        self.delete_nodes("Section", ids)
+        # by the article, not by each section's key: a statement per node costs ~5 ms
+        self._keys(sections + "-[r:MENTIONS]->() DELETE r", titles, table="HAS_SECTION")
+        self._keys(
+            "MATCH (a:Article {title: $key})-[r:HAS_SECTION]->(s:Section) DELETE r, s", titles
+        )
         self._keys(
             "MATCH (a:Article {title: $key})-[r:LINKS_TO]->() DELETE r", titles, table="LINKS_TO"
         )
@@ -746,13 +751,10 @@ class GraphStore(GraphReads, VectorWrites):
 
     def delete_facts(self, titles: Sequence[str]) -> None:
         """The infobox facts of the articles ``titles`` (with their edges)."""
-        if titles and self.has_facts:
-            rows = self._keys(
-                "MATCH (a:Article {title: $key})-[:HAS_FACT]->(f:Fact) RETURN f.id",
-                titles,
-                table="HAS_FACT",
-            )
-            self.delete_nodes("Fact", [r[0] for r in rows])
+        if titles and self.has_facts:  # (as the sections above: 1,581 facts 33 s -> 3 s)
+            facts = "MATCH (a:Article {title: $key})-[:HAS_FACT]->(:Fact)"
+            self._keys(facts + "-[r:REFERS_TO]->() DELETE r", titles, table="HAS_FACT")
+            self._keys("MATCH (a:Article {title: $key})-[r:HAS_FACT]->(f:Fact) DELETE r, f", titles)
 
     def delete_redirects(self, titles: Sequence[str]) -> None:
         self.delete_nodes("Redirect", titles)
