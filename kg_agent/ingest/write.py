@@ -223,7 +223,7 @@ def write_graph(
             crash_point("write.before_commit")
             with step("commit"):  # Kùzu's checkpoint: the regions of deleted edges rewritten
                 store.commit()
-            step.seconds["journal"] = store.last_journal_s  # (inside "commit")
+            step.seconds["commit.journal"] = store.last_journal_s  # (a part of "commit")
             out["vectors_added"], out["vectors_deleted"] = store.last_vector_change
         return out
     finally:

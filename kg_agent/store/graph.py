@@ -225,7 +225,7 @@ class GraphStore(GraphReads, VectorWrites):
         self._journaled = not read_only and self.at_home
         #: seconds the last journaled commit spent on its safety: the row counts, the
         #: journal, the checkpoint between its two transactions (the write's
-        #: ``write.journal``; docs/BENCHMARKS.md)
+        #: ``write.commit.journal``; docs/BENCHMARKS.md)
         self.last_journal_s = 0.0
         self._last_checkpoint_s = 0.0
         self._tx_copies: list[Copy] = []

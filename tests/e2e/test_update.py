@@ -696,7 +696,9 @@ def test_the_package_model_embeds_in_its_own_process_with_the_same_vectors(
     report = update_graph(newer, db, embedder=model, options=fresh_text)
     assert report.sections_embedded > 0 and not model.is_loaded
     # the write's steps, timed in the writer's process, fit in the write's time
+    # (a step's parts, "write.commit.journal", are inside it)
     steps = {k: v for k, v in report.timings.items() if k.startswith("write.")}
+    steps = {k: v for k, v in steps.items() if k.count(".") == 1}
     assert {"write.start", "write.replace", "write.copy", "write.commit"} <= set(steps)
     assert 0 < sum(steps.values()) <= report.timings["write"] + 0.01, report.timings
     assert len(beside_writer) == 1 and "kg-agent-model" not in beside_writer[0]
