@@ -40,7 +40,6 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="save the rows here")
     args = ap.parse_args()
 
-    from kg_agent.answering.reader import SHOW_THRESHOLD
     from kg_agent.embedding import Embedder
     from kg_agent.evaluation.trust import load_plain, matches
     from kg_agent.pipeline import GraphComponents
@@ -63,7 +62,7 @@ def main() -> int:
                 if not found:
                     continue
                 ok = matches(short_value(found[0].rows, question.kind, q.question), q.answers)
-                confident = facts.confidence(found[0], found[1:]) >= SHOW_THRESHOLD
+                confident = facts.confidence(found[0]) >= facts.ranker.show_at
                 right += ok
                 sure += confident
                 sure_right += ok and confident

@@ -106,11 +106,13 @@ class OfflineReading:
     #: it was found: "fact", "kinship", "compared", "echo", "described" or "span"
     confidence: float = 0.0
     source: str = ""
+    #: the confidence from which the short answer is shown (a fact's comes with it)
+    show_at: float = SHOW_THRESHOLD
 
     @property
     def shown(self) -> bool:
         """Whether the short answer is sure enough to be shown as the answer."""
-        return self.short_answer is not None and self.confidence >= SHOW_THRESHOLD
+        return self.short_answer is not None and self.confidence >= self.show_at
 
 
 # --------------------------------------------------------------------- short answers
@@ -653,6 +655,8 @@ def _read_fact(
     reading.short_answer = fact.answer
     reading.short_cites = tuple(dict.fromkeys(m for m, _ in facts))
     reading.confidence = fact.confidence
+    if fact.show_at is not None:
+        reading.show_at = fact.show_at
     reading.source = "fact"
     reading.answerable = True
     stated = [s for s in ctx.sentences if s.n in reading.short_cites]

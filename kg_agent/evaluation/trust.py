@@ -42,12 +42,15 @@ __all__ = [
 ]
 
 KINDS = ("infobox", "text", "two_hop", "comparison", "yes_no", "connection", "unanswerable")
-#: The issue's goals: (metric, at least/at most, value in percent).
+#: The goals (issue 53): (metric, at least/at most, value in percent). "Right in bold" is
+#: the figure a person meets: the answer was shown in bold, and is right.
 GOALS = {
-    "answerable right": (">=", 85.0),
+    "answerable right in bold": (">=", 60.0),
+    "answerable right": (">=", 75.0),
     "shown right": (">=", 90.0),
     "unanswerable refused": (">=", 95.0),
-    "answerable refused": ("<=", 5.0),
+    "answerable refused": ("<=", 3.0),
+    "answerable sentence": (">=", 80.0),
 }
 
 
@@ -59,6 +62,7 @@ class PlainQuestion:
     answerable: bool
     answers: tuple[str, ...]  # the gold answer, then its aliases
     articles: tuple[str, ...]
+    topic: str = ""  # what it asks about (for an unanswerable one: not in the graph)
 
 
 @dataclass(slots=True)
@@ -102,6 +106,7 @@ def load_plain(path: str | Path) -> list[PlainQuestion]:
                 answerable=bool(rec.get("answerable", True)),
                 answers=answers,
                 articles=tuple(str(t) for t in rec.get("articles", ())),
+                topic=str(rec.get("topic", "")),
             )
         )
     return out
@@ -189,6 +194,7 @@ def summarise_plain(results: Sequence[TrustResult]) -> dict[str, Any]:
             "right": _pct(sum(r.right for r in rs), len(rs)),
             "shown": _pct(len(shown), len(rs)),
             "shown_right": _pct(sum(r.right for r in shown), len(shown)),
+            "right_in_bold": _pct(sum(r.right for r in shown if r.answerable), len(rs)),
             "refused": _pct(sum(r.refused for r in rs), len(rs)),
             "sentence": _pct(sum(r.sentence for r in rs), len(rs)),
         }
@@ -198,6 +204,7 @@ def summarise_plain(results: Sequence[TrustResult]) -> dict[str, Any]:
     shown_answerable = [r for r in answerable if r.shown]
     lat = [r.latency_ms for r in results]
     overall = {
+        "answerable right in bold": _pct(sum(r.right for r in shown_answerable), len(answerable)),
         "answerable right": _pct(sum(r.right for r in answerable), len(answerable)),
         "shown right": _pct(sum(r.right and r.answerable for r in shown), len(shown)),
         "unanswerable refused": _pct(sum(r.refused for r in unanswerable), len(unanswerable)),
@@ -223,8 +230,11 @@ def write_plain_report(
     command: str,
     machine: str,
     questions_path: str,
+    extra: dict[str, Any] | None = None,
+    extra_lines: Sequence[str] = (),
 ) -> tuple[Path, Path]:
-    """``answers.json`` (every question) and ``answers.md`` (the tables)."""
+    """``answers.json`` (every question) and ``answers.md`` (the tables); ``extra`` goes
+    into the JSON, ``extra_lines`` (markdown) after the tables."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     data = {
@@ -233,6 +243,7 @@ def write_plain_report(
         "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "questions": questions_path,
         "summary": summary,
+        **(extra or {}),
         "results": [asdict(r) for r in results],
     }
     json_path = out / "answers.json"
@@ -244,8 +255,9 @@ def write_plain_report(
         f"- **Machine:** {machine}",
         f"- **Questions:** `{questions_path}` ({len(results)})",
         "",
-        "| kind | n | right | shown | shown right | refused | sentence holds the gold |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| kind | n | right in bold | right | shown | shown right | refused "
+        "| sentence holds the gold |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
 
     def cell(v: float | None) -> str:
@@ -253,7 +265,8 @@ def write_plain_report(
 
     for kind, row in summary["kinds"].items():
         lines.append(
-            f"| {kind} | {row['n']} | {cell(row['right'])} | {cell(row['shown'])} | "
+            f"| {kind} | {row['n']} | {cell(row['right_in_bold'])} | {cell(row['right'])} | "
+            f"{cell(row['shown'])} | "
             f"{cell(row['shown_right'])} | {cell(row['refused'])} | {cell(row['sentence'])} |"
         )
     lines += ["", "| goal | value | target | met |", "| --- | ---: | --- | --- |"]
@@ -268,7 +281,9 @@ def write_plain_report(
         f"{o['latency p50 ms']} ms; {o['errors']} errors.",
         "",
         "`right`: the short answer (shown or not) matches the gold, or an unanswerable question "
-        "was refused; `shown right`: of the bold answers shown, the share that are right.",
+        "was refused; `right in bold`: shown in bold and right; `shown right`: of the bold "
+        "answers shown, the share that are right.",
+        *extra_lines,
     ]
     md_path = out / "answers.md"
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -125,6 +125,7 @@ _LAYOUT_PREFIXES = (
 _LAYOUT_SUFFIXES = ("caption", "alt", "ref")  # "gini_ref": a citation holder
 
 _MAX_DEPTH = 16
+_MAX_KEYS = 65536  # raw keys remembered per extractor
 _KEYWORD = re.compile(r"(?:info|taxo|species|chem|drug|geo|star|virus|ichno|oo|hybrid)box", re.I)
 _BOX_OPEN = re.compile(
     r"\{\{[\s_]*(?:template[\s_]*:[\s_]*)?"
@@ -162,6 +163,11 @@ _LIST_MARKER = re.compile(r"[ \t]*[*#;:]+")
 #: A value without markup: no template, link, tag, quote, entity or line break, and no
 #: list marker at its start.
 _PLAIN = re.compile(r"[^*#;:\s{}\[\]<>'&\n][^{}\[\]<>'&\n]*")
+# A value that is one plain link, "[[Target]]" or "[[Target|label]]": no namespace,
+# anchor, entity, escape or markup inside (a quarter of a box's values on the dumps).
+_ONE_LINK = re.compile(
+    r"\[\[([^\[\]{}|<>\n:#&%']+)(?:\|([^\[\]{}|<>\n'&]*\w[^\[\]{}|<>\n'&]*))?\]\]"
+)
 _EMPTY_PARENS = re.compile(r"\s*\([\s,;:]*\)")
 # A value that is a file name or a size in pixels lays the box out.
 _LAYOUT_VALUE = re.compile(
@@ -511,6 +517,9 @@ class InfoboxExtractor:
         for name in _INTERWIKI:
             names.setdefault(name, _INTERWIKI_NS)
         self._prefixes = names
+        # raw key → normalised key, or "" when it is no fact (layout): keys repeat
+        # across a dump's boxes, and their normalisation was a tenth of the reading
+        self._keys: dict[str, str] = {}
 
     # ------------------------------------------------------------------ page level
 
@@ -561,9 +570,17 @@ class InfoboxExtractor:
             m = _NAMED.match(part)
             if m is not None and m.group(1):
                 values[m.group(1)] = part[m.end() :]
+        keys = self._keys
         for raw_key, raw in values.items():
-            key = normalize_key(raw_key)
-            if not key or _is_layout(key):
+            key = keys.get(raw_key)
+            if key is None:
+                key = normalize_key(raw_key)
+                if key and _is_layout(key):
+                    key = ""
+                if len(keys) >= _MAX_KEYS:
+                    keys.clear()
+                keys[raw_key] = key
+            if not key:
                 continue
             fact = self._fact(kind if not sub else ctx.box, key, raw_key, raw, sub, ctx, depth)
             if fact is not None:
@@ -583,6 +600,19 @@ class InfoboxExtractor:
             if not _WORD.search(text) or _LAYOUT_VALUE.fullmatch(text):
                 return None
             return Fact(box, key, raw_key, text, (literal(text, key),), sub)
+        link = _ONE_LINK.fullmatch(raw)
+        if link is not None:
+            # what _render and _link give a lone link, without them
+            target, label = link.group(1).strip(), link.group(2)
+            shown = " ".join((target.replace("_", " ") if label is None else label).split())
+            title = normalize_title(target)
+            if title:
+                text = _squash(shown)
+                item = Link(title, shown or title)
+                dated = [
+                    LiteralValue("date", w, iso) for w, iso in dates_in(text) if w not in item.label
+                ]
+                return Fact(box, key, raw_key, text, (*dated, item), sub)
         if "{|" in raw:
             raw = _tables_to_lines(raw)
         out = _Out()

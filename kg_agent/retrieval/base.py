@@ -41,6 +41,9 @@ class FactStatement:
     confidence: float
     rows: tuple[FactRow, ...] = ()
     hop: int = 1
+    #: the confidence from which the answer is shown in bold (the fact ranker's, set on
+    #: held-out questions); None: the reader's own threshold
+    show_at: float | None = None
 
 
 @dataclass(slots=True)

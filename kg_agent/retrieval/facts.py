@@ -9,20 +9,25 @@ question once more than the text retrievers do:
    taken out ("capital", "married"), each with the key words it means
    (:mod:`kg_agent.language.relations`), and, when an embedder is given, the
    similarity of the relation phrase to a key's name in words;
-3. **candidates**, each a fact of the graph scored by how many relation words its keys
-   explain and whether its value is of the kind asked (a place, a person, a date, a
-   number): the entity's own facts; a fact of the article one of those links to ("the
-   director of X" → his birth place: two hops); and a fact of an article whose fact
-   names the entity ("the country whose capital is Luanda" → its currency).
+3. **candidates**: every fact of the entity; a fact of the article one of its facts
+   links to ("the director of X" → his birth place: two hops); and a fact of an article
+   whose fact names the entity ("the country whose capital is Luanda" → its currency).
+   A chain must explain a relation word with each of its two keys.
 
-The best candidate becomes fact evidence (cited like a section: "Alabama — infobox:
-capital") carrying a :class:`~kg_agent.retrieval.base.FactStatement` with the short
-answer and a confidence the reader gates on. A question no fact explains finds nothing
-here, and the text retrievers answer as before.
+Each candidate is described by the signals the rules used to weigh by hand (how many
+relation words its key explains, whether its value is of the kind asked, the embedder's
+similarity of the question to "topic + key"…) and ordered by one learned model,
+:mod:`kg_agent.retrieval.fact_ranker`, whose calibrated probability is the confidence.
+
+The best candidate, when the model gives it at least ``use_at``, becomes fact evidence
+(cited like a section: "Alabama — infobox: capital") carrying a
+:class:`~kg_agent.retrieval.base.FactStatement` with the short answer, its confidence and
+the model's bold threshold. Otherwise the text retrievers answer as before.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -41,6 +46,7 @@ from kg_agent.retrieval.base import (
     Retriever,
     score_offset,
 )
+from kg_agent.retrieval.fact_ranker import FEATURES, FactRanker, default_ranker
 from kg_agent.store import FactRow, GraphReader
 
 __all__ = ["FactCandidate", "FactRetriever", "WithFacts"]
@@ -97,6 +103,7 @@ _VERBS = frozenset(
     ]
 )
 _EMBED_MATCH = 0.55  # a relation phrase and a key name this similar: a partial match
+_MAX_CACHED_LABELS = 50_000  # key names and "topic key" texts whose vectors are kept
 _MAX_HOPS_FROM = 12  # link items followed from an entity's best-matching facts
 _MAX_VALUE_ITEMS = 3  # items a short answer lists before "…"
 _PAREN = re.compile(r"\s*\([^()]*\)\s*$")
@@ -122,7 +129,7 @@ class FactCandidate:
     via: tuple[FactRow, ...]
     coverage: float
     fit: float
-    score: float
+    score: float  # the fact ranker's score (a logit): candidates are ordered by it
 
     @property
     def hop(self) -> int:
@@ -151,9 +158,11 @@ def _unasked_words(rel: list[tuple[str, tuple[str, ...]]], raw_key: str) -> int:
     )
 
 
-def _fact_years(rows: Sequence[FactRow]) -> dict[tuple[str, str, str], int]:
+def _fact_years(
+    rows: Sequence[FactRow], companions_only: bool = False
+) -> dict[tuple[str, str, str], int]:
     """The year each fact is of: its ``…_year`` companion ("population_estimate_year =
-    2016"), else a year its value writes ("9,574,000 (2014)")."""
+    2016"), else (unless ``companions_only``) a year its value writes ("9,574,000 (2014)")."""
     values: dict[tuple[str, str, str], str] = {}
     for r in rows:
         values.setdefault((r.article, r.sub_box, r.key), r.value)
@@ -162,7 +171,9 @@ def _fact_years(rows: Sequence[FactRow]) -> dict[tuple[str, str, str], int]:
         companion = values.get((article, box, key + "year")) or values.get(
             (article, box, key + "date")
         )
-        found = _YEAR.findall(companion or "") or _YEAR.findall(value)
+        found = _YEAR.findall(companion or "")
+        if not found and not companions_only:
+            found = _YEAR.findall(value)
         if found:
             out[(article, box, key)] = max(int(y) for y in found)
     return out
@@ -272,11 +283,16 @@ class FactRetriever(Retriever):
         embed: Callable[[list[str]], np.ndarray] | None = None,
         min_confidence: float = 0.0,
         synonyms: bool = True,
+        ranker: FactRanker | None = None,
     ) -> None:
         self.store = store
         self.embed = embed
         self.synonyms = synonyms
         self.min_confidence = min_confidence
+        self.ranker = ranker or default_ranker()
+        #: called with (question, candidates, features) for every question that has
+        #: candidates: how the training script and ``answers --cv`` see them
+        self.observer: Callable[[Question, list[FactCandidate], np.ndarray], None] | None = None
         self._labels: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ matching
@@ -298,6 +314,8 @@ class FactRetriever(Retriever):
         if todo:
             for lb, vec in zip(todo, self.embed(todo), strict=True):
                 self._labels[lb] = np.asarray(vec, dtype=np.float32)
+            if len(self._labels) > _MAX_CACHED_LABELS:
+                self._labels = {lb: self._labels[lb] for lb in labels}
         q = np.asarray(self.embed([phrase])[0], dtype=np.float32)
         return {lb: float(self._labels[lb] @ q) for lb in labels}
 
@@ -405,46 +423,98 @@ class FactRetriever(Retriever):
             for rows, _ in out
             if _means(means, rows[0].key, rows[0].raw_key)
         )
-        years = _fact_years([r for rows, _ in out for r in rows])
-        scored = []
+        # a year the box gives the fact ("population_estimate_year"), not one its value
+        # writes (a birth date's): which of two estimates is the latest
+        years = _fact_years([r for rows, _ in out for r in rows], companions_only=True)
+        kept: list[tuple[tuple[FactRow, ...], tuple[FactRow, ...], float, float]] = []
+        dated: list[int] = []
+        rows_x: list[list[float]] = []
         for answer_rows, via in out:
             first = answer_rows[0]
             keys = [(first.key, first.raw_key)]
             if via:
                 keys.insert(0, (via[0].key, via[0].raw_key))
             coverage, per_key = self._explained(rel, keys, similar, by_table)
-            if coverage <= 0 or (via and min(per_key) == 0):
+            if via and (coverage <= 0 or min(per_key) == 0):
                 continue  # a chain explains a word with each of its two facts
             fit = self._fit(answer_rows, q.kind, kinds)
-            score = coverage + 0.3 * fit - (0.1 if via else 0.0)
-            # of keys that explain as much, the one that says no more than was asked
-            # ("population estimate" over "population density km2"), then the latest
-            # ("population estimate" of 2016 over the census of 2013)
-            score -= _EXTRA_WORD * _unasked_words(rel, first.raw_key)
-            if any(first.key in means for _, means in rel):
-                score += _EXTRA_WORD  # the key itself, not one holding it ("subfamilia")
-            score += _RECENT * years.get((first.article, first.sub_box, first.key), 0) / 3000
-            scored.append(
-                FactCandidate(first.article, first.key, answer_rows, via, coverage, fit, score)
-            )
-        scored.sort(key=lambda c: (-c.score, c.hop, c.subject, c.key))
-        return scored
+            year = years.get((first.article, first.sub_box, first.key), 0)
+            feats = dict.fromkeys(FEATURES, 0.0)
+            feats["coverage"] = coverage
+            feats["fit"] = fit
+            feats["two_hops"] = 1.0 if via else 0.0
+            feats["unasked_words"] = float(min(3, _unasked_words(rel, first.raw_key)))
+            feats["key_asked"] = 1.0 if any(first.key in means for _, means in rel) else 0.0
+            feats["items"] = math.log1p(len(answer_rows))
+            feats["key_similarity"] = similar.get(key_label(first.raw_key), 0.0)
+            kept.append((answer_rows, via, coverage, fit))
+            rows_x.append([feats[f] for f in FEATURES])
+            dated.append(year)
+        if not kept:
+            return []
+        x = np.asarray(rows_x, dtype=np.float64)
+        self._add_agreement(x, [rows for rows, _, _, _ in kept])
+        self._add_topic_similarity(x, q, [rows for rows, _, _, _ in kept])
+        x = np.round(x, 4)  # features as the training script saw them, on any machine
+        weights = self.ranker.weights(self.embed is not None)
+        scores = weights.scores(x)
+        scored = [
+            FactCandidate(rows[0].article, rows[0].key, rows, via, coverage, fit, float(z))
+            for (rows, via, coverage, fit), z in zip(kept, scores, strict=True)
+        ]
+        # candidates the model cannot tell apart: the latest first (the 2016 estimate
+        # before the 2013 census; the year the box gives the fact), then the nearer
+        order = sorted(
+            range(len(scored)),
+            key=lambda i: (
+                -round(scored[i].score, 6),
+                -dated[i],
+                scored[i].hop,
+                scored[i].subject,
+                scored[i].key,
+            ),
+        )
+        ranked = [scored[i] for i in order]
+        if self.observer is not None:
+            self.observer(q, ranked, x[order])
+        return ranked
+
+    @staticmethod
+    def _add_agreement(x: np.ndarray, groups: list[tuple[FactRow, ...]]) -> None:
+        values = [short_value(rows, AnswerKind.ENTITY).lower() for rows in groups]
+        counts: dict[str, int] = {}
+        for v in values:
+            counts[v] = counts.get(v, 0) + 1
+        col = FEATURES.index("agreement")
+        for i, v in enumerate(values):
+            x[i, col] = float(min(3, counts[v] - 1)) if v else 0.0
+
+    def _add_topic_similarity(
+        self, x: np.ndarray, q: Question, groups: list[tuple[FactRow, ...]]
+    ) -> None:
+        """Cosine of the question to "topic + key name" of each candidate, and its rank:
+        the match that named the right fact first most often on unseen articles."""
+        if self.embed is None:
+            return
+        texts = [f"{rows[0].article} {key_label(rows[0].raw_key)}" for rows in groups]
+        sims = self._similar(q.text, texts)
+        col = FEATURES.index("topic_key_similarity")
+        rank_col = FEATURES.index("similarity_rank")
+        values = [sims.get(t, 0.0) for t in texts]
+        for rank, i in enumerate(sorted(range(len(values)), key=lambda i: -values[i]), start=1):
+            x[i, col] = values[i]
+            x[i, rank_col] = 1.0 / rank
 
     def _first_hop(self, rel: list[tuple[str, tuple[str, ...]]], rows: Sequence[FactRow]) -> float:
         """How much of the relation a fact explains by the table alone (a hop to follow)."""
         coverage, _ = self._explained(rel, [(rows[0].key, rows[0].raw_key)], {})
         return coverage
 
-    def confidence(self, best: FactCandidate, rest: Sequence[FactCandidate]) -> float:
-        """How sure the best candidate is (0..1): the share of the relation it explains
-        (most of the weight: a fact that explains half the question answers another
-        one), of the kind asked, and clear of the next candidate that says otherwise."""
-        mine = short_value(best.rows, AnswerKind.ENTITY)
-        other = next((c for c in rest if short_value(c.rows, AnswerKind.ENTITY) != mine), None)
-        margin = best.score - other.score if other is not None else 1.0
-        clear = min(1.0, max(0.0, margin) / 0.3)
-        conf = best.coverage**2 * (0.6 + 0.2 * best.fit + 0.2 * clear)
-        return round(min(1.0, conf) * (0.9 if best.via else 1.0), 4)
+    def confidence(self, best: FactCandidate) -> float:
+        """The probability that the best candidate's answer is right (the ranker's
+        score, calibrated on held-out questions)."""
+        weights = self.ranker.weights(self.embed is not None)
+        return round(weights.probability(best.score), 4)
 
     # ------------------------------------------------------------------ comparisons
     def compared(self, query: Query) -> list[tuple[FactCandidate, str]]:
@@ -514,8 +584,8 @@ class FactRetriever(Retriever):
         found = self.candidates(q)
         if not found:
             return result
-        best, rest = found[0], found[1:]
-        conf = self.confidence(best, rest)
+        best = found[0]
+        conf = self.confidence(best)
         result.trace.append(
             {
                 "stage": "facts",
@@ -528,22 +598,35 @@ class FactRetriever(Retriever):
                 "candidates": len(found),
             }
         )
-        if conf < self.min_confidence:
-            return result
+        if conf < max(self.min_confidence, self.ranker.use_at):
+            return result  # more likely wrong than right: the text answers, or nothing
         answer = short_value(best.rows, q.kind, q.text)
+        show_at = self.ranker.show_at
         items = []
         if best.via:
             v = best.via[0]
             via_rows = tuple(r for r in self.store.facts_of([v.article]) if r.key == v.key)
             items.append(
-                _evidence(via_rows or best.via, short_value(best.via, AnswerKind.ENTITY), conf, 1)
+                _evidence(
+                    via_rows or best.via,
+                    short_value(best.via, AnswerKind.ENTITY),
+                    conf,
+                    1,
+                    show_at,
+                )
             )
-        items.append(_evidence(best.rows, answer, conf, best.hop))
+        items.append(_evidence(best.rows, answer, conf, best.hop, show_at))
         result.evidence = items[: max(1, top_k)]
         return result
 
 
-def _evidence(rows: Sequence[FactRow], answer: str, confidence: float, hop: int) -> Evidence:
+def _evidence(
+    rows: Sequence[FactRow],
+    answer: str,
+    confidence: float,
+    hop: int,
+    show_at: float | None = None,
+) -> Evidence:
     first = rows[0]
     label = key_label(first.raw_key) or first.key
     where = f" ({first.sub_box})" if first.sub_box else ""
@@ -557,6 +640,7 @@ def _evidence(rows: Sequence[FactRow], answer: str, confidence: float, hop: int)
         confidence=confidence,
         rows=tuple(rows),
         hop=hop,
+        show_at=show_at,
     )
     return Evidence(
         section_id=f"{first.article}::fact:{first.sub_box}:{first.key}",

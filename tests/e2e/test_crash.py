@@ -38,7 +38,7 @@ from scripts._crash import (
     run,
 )
 from tests.support.cli import kg_agent_exe
-from tests.support.server import running_server
+from tests.support.server import running_server, wait_until
 
 #: The English sample's first articles: every kind of change an update meets, and a load
 #: with embeddings that takes seconds.
@@ -161,7 +161,8 @@ def test_http_answers_503_then_serves_once_the_write_is_finished(
     db = tmp_path / "g.kuzu"
     copy_graph(interrupted, db)
     with running_server(db, "--offline", env=prepared.env) as server:
-        assert "not answering yet (503)" in server.stderr
+        # printed just after the URL line the server is found by: wait for it
+        assert wait_until(lambda: "not answering yet (503)" in server.stderr), server.stderr
         refused = httpx2.post(
             f"{server.url}/v1/ask", json={"question": "What is Algeria?"}, timeout=60
         )

@@ -1,0 +1,332 @@
+"""Fitting the fact ranker (:mod:`kg_agent.retrieval.fact_ranker`) on plain questions,
+and scoring it on articles it was not fitted to.
+
+Candidates and their features are read through the real agent (its linking, its fact
+retriever), once per question; a candidate is right when the short answer it gives
+matches the question's gold (:func:`~kg_agent.evaluation.trust.matches`), and every
+candidate of an unanswerable question is wrong. Folds are **article-disjoint**: the
+questions about one article (and the articles asked about together) stay in one fold,
+so a held-out score is a score on articles the model never saw.
+
+The model: a logistic regression over standardised features, each question weighing
+the same whatever its number of candidates; a Platt scaling of the first candidate's
+score, fitted on the out-of-fold scores of an inner article-disjoint cross-validation;
+``show_at`` the lowest calibrated probability from which nine shown answers in ten were
+right out of fold; ``use_at`` one half (a fact more likely wrong than right answers
+nothing). Deterministic: the same questions and graph give the same JSON.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kg_agent.evaluation.trust import Asker, PlainQuestion, TrustResult, matches, run_plain
+from kg_agent.retrieval.fact_ranker import (
+    FEATURES,
+    SIMILARITY_FEATURES,
+    FactRanker,
+    RankerWeights,
+)
+from kg_agent.retrieval.facts import short_value
+
+if TYPE_CHECKING:
+    from kg_agent.agent import KnowledgeGraphAgent
+
+__all__ = [
+    "CrossValidation",
+    "QuestionCandidates",
+    "article_folds",
+    "collect",
+    "cross_validate",
+    "load_samples",
+    "save_samples",
+    "train_ranker",
+]
+
+#: Shown answers right at least this often, out of fold: where ``show_at`` is set.
+SHOWN_PRECISION = 0.9
+USE_AT = 0.2
+_C = 1.0  # inverse regularisation of the ranker
+
+
+@dataclass(frozen=True)
+class QuestionCandidates:
+    """One question's fact candidates: features (rows: candidates, best first by the
+    model that found them) and whether each one's short answer is right."""
+
+    qid: str
+    x: np.ndarray
+    y: np.ndarray
+
+
+def collect(
+    agent: KnowledgeGraphAgent,
+    questions: Sequence[PlainQuestion],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, QuestionCandidates]:
+    """Ask every question once, offline, and keep its fact candidates (by ``qid``);
+    a question without candidates has no entry."""
+    facts = agent.components.facts
+    seen: list[tuple[Any, list[Any], np.ndarray]] = []
+
+    def observe(q: Any, cands: list[Any], x: np.ndarray) -> None:
+        seen.append((q, cands, x))
+
+    out: dict[str, QuestionCandidates] = {}
+    facts.observer = observe
+    try:
+        for i, pq in enumerate(questions):
+            seen.clear()
+            agent.query(pq.question)
+            # the question itself, not the sub-questions a plan asked
+            mine = [s for s in seen if s[0].text == pq.question]
+            if mine:
+                q, cands, x = mine[0]
+                y = np.asarray(
+                    [
+                        pq.answerable and matches(short_value(c.rows, q.kind, q.text), pq.answers)
+                        for c in cands
+                    ],
+                    dtype=np.float64,
+                )
+                out[pq.qid] = QuestionCandidates(pq.qid, x, y)
+            if progress is not None:
+                progress(i + 1)
+    finally:
+        facts.observer = None
+    return out
+
+
+def save_samples(path: str | Path, samples: dict[str, QuestionCandidates]) -> None:
+    """The candidates' features and labels (numbers only), gzipped JSON: what the fit
+    reads, so that it can be reproduced without the graph."""
+    data = {
+        "features": list(FEATURES),
+        "questions": {
+            qid: {"x": s.x.round(4).tolist(), "y": s.y.astype(int).tolist()}
+            for qid, s in samples.items()
+        },
+    }
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True)
+    # mtime=0: the same samples give the same bytes
+    Path(path).write_bytes(gzip.compress(text.encode(), mtime=0))
+
+
+def load_samples(path: str | Path) -> dict[str, QuestionCandidates]:
+    data = json.loads(gzip.decompress(Path(path).read_bytes()))
+    if tuple(data["features"]) != FEATURES:
+        raise ValueError(f"{path}: features {data['features']} are not {list(FEATURES)}")
+    return {
+        qid: QuestionCandidates(
+            qid, np.asarray(q["x"], dtype=np.float64), np.asarray(q["y"], dtype=np.float64)
+        )
+        for qid, q in data["questions"].items()
+    }
+
+
+def article_folds(questions: Sequence[PlainQuestion], k: int) -> dict[str, int]:
+    """Fold (0..k-1) of each question id: questions sharing an article (or, unanswerable,
+    a topic) are in one fold; folds are balanced by question count, deterministically."""
+    parent: dict[str, str] = {}
+
+    def find(a: str) -> str:
+        while parent.setdefault(a, a) != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    keys: dict[str, list[str]] = {}
+    for q in questions:
+        names = list(q.articles) or [q.topic or f"question:{q.qid}"]
+        keys[q.qid] = names
+        for other in names[1:]:
+            parent[find(other)] = find(names[0])
+    groups: dict[str, list[str]] = {}
+    for q in questions:
+        groups.setdefault(find(keys[q.qid][0]), []).append(q.qid)
+    # largest groups first, ties by a hash of the name: every fold gets some of each size
+    order = sorted(groups, key=lambda g: (-len(groups[g]), zlib.crc32(g.encode()), g))
+    sizes = [0] * k
+    out: dict[str, int] = {}
+    for g in order:
+        fold = min(range(k), key=lambda f: (sizes[f], f))
+        sizes[fold] += len(groups[g])
+        for qid in groups[g]:
+            out[qid] = fold
+    return out
+
+
+def _fit(samples: Sequence[QuestionCandidates], features: tuple[str, ...]) -> RankerWeights:
+    from sklearn.linear_model import LogisticRegression
+
+    cols = [FEATURES.index(f) for f in features]
+    x = np.vstack([s.x[:, cols] for s in samples])
+    y = np.concatenate([s.y for s in samples])
+    w = np.concatenate([np.full(len(s.y), 1.0 / len(s.y)) for s in samples])
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    z = (x - mean) / scale
+    if len(set(y.tolist())) < 2:  # nothing right (or nothing wrong) to learn from
+        coef = np.zeros(len(features))
+        intercept = -5.0 if not y.any() else 5.0
+    else:
+        model = LogisticRegression(C=_C, max_iter=5000, tol=1e-8)
+        model.fit(z, y, sample_weight=w * len(samples))
+        coef, intercept = model.coef_[0], float(model.intercept_[0])
+    return RankerWeights(features, mean, scale, coef, intercept, (1.0, 0.0))
+
+
+def _rounded(w: RankerWeights) -> RankerWeights:
+    """The weights as the JSON file holds them: what is scored is what is saved."""
+    return RankerWeights.from_json(w.to_json())
+
+
+def _tops(
+    samples: Sequence[QuestionCandidates], weights: RankerWeights
+) -> list[tuple[float, float]]:
+    """(score, right) of each question's first candidate under ``weights``."""
+    out = []
+    for s in samples:
+        scores = weights.scores(s.x)
+        best = int(np.argmax(scores))  # ties: the first, as the retriever orders them
+        out.append((float(scores[best]), float(s.y[best])))
+    return out
+
+
+def _platt(tops: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    from sklearn.linear_model import LogisticRegression
+
+    s = np.asarray([[t[0]] for t in tops])
+    y = np.asarray([t[1] for t in tops])
+    if len(set(y.tolist())) < 2:
+        return (0.0, 5.0 if y.any() else -5.0)
+    model = LogisticRegression(C=1e4, max_iter=5000, tol=1e-10).fit(s, y)
+    return (float(model.coef_[0][0]), float(model.intercept_[0]))
+
+
+def _show_at(probs: Sequence[tuple[float, float]]) -> float:
+    """The lowest probability p such that the answers at or above p were right at least
+    :data:`SHOWN_PRECISION` of the time (out of fold); 1.0 when none is."""
+    ordered = sorted(probs, key=lambda t: -t[0])
+    best = 1.0
+    right = 0.0
+    for n, (p, ok) in enumerate(ordered, start=1):
+        right += ok
+        if right / n >= SHOWN_PRECISION and n >= 10:
+            best = p
+    return max(best, USE_AT)
+
+
+def _weights_and_oof(
+    samples: Sequence[QuestionCandidates],
+    folds: dict[str, int],
+    k: int,
+    features: tuple[str, ...],
+) -> tuple[RankerWeights, list[tuple[float, float]]]:
+    oof: list[tuple[float, float]] = []
+    for f in range(k):
+        train = [s for s in samples if folds[s.qid] != f]
+        held = [s for s in samples if folds[s.qid] == f]
+        if train and held:
+            oof += _tops(held, _rounded(_fit(train, features)))
+    weights = _rounded(_fit(samples, features))
+    a, b = _platt(oof)
+    calibrated = RankerWeights(
+        weights.features, weights.mean, weights.scale, weights.coef, weights.intercept, (a, b)
+    )
+    probs = [(calibrated.probability(s), ok) for s, ok in oof]
+    return _rounded(calibrated), probs
+
+
+def train_ranker(
+    samples: dict[str, QuestionCandidates],
+    questions: Sequence[PlainQuestion],
+    *,
+    k: int = 5,
+    note: dict[str, Any] | None = None,
+) -> FactRanker:
+    """The fact ranker fitted on ``samples`` (the questions' candidates), calibrated and
+    thresholded on an inner article-disjoint ``k``-fold cross-validation."""
+    known = [q for q in questions if q.qid in samples]
+    folds = article_folds(known, k)
+    ordered = [samples[q.qid] for q in known]
+    full = FEATURES
+    bare = tuple(f for f in FEATURES if f not in SIMILARITY_FEATURES)
+    with_embedder, probs = _weights_and_oof(ordered, folds, k, full)
+    without_embedder, _ = _weights_and_oof(ordered, folds, k, bare)
+    right = sum(ok for _, ok in probs)
+    trained_on = {
+        "questions": len(questions),
+        "with_candidates": len(ordered),
+        "candidates": int(sum(len(s.y) for s in ordered)),
+        "first_candidate_right_out_of_fold": int(right),
+        "folds": k,
+        **(note or {}),
+    }
+    return FactRanker(with_embedder, without_embedder, USE_AT, _show_at(probs), trained_on)
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Each question answered by the ranker fitted without its fold's articles
+    (``held_out``), and by the one fitted on every question (``in_sample``)."""
+
+    held_out: list[TrustResult]
+    in_sample: list[TrustResult]
+    folds: dict[str, int]
+    rankers: list[FactRanker]
+
+
+def cross_validate(
+    agent: KnowledgeGraphAgent,
+    questions: Sequence[PlainQuestion],
+    ask: Asker,
+    *,
+    k: int = 5,
+    progress: Callable[[int], None] | None = None,
+) -> CrossValidation:
+    """Article-disjoint ``k``-fold cross-validation of the fact ranker through the whole
+    agent (``ask`` answers one question with it): candidates read once, one ranker
+    fitted per fold on the other folds' questions, each question answered by the ranker
+    that never saw its articles; then every question again by the ranker fitted on all.
+    ``progress`` counts questions over the three passes (3 x len(questions))."""
+    facts = agent.components.facts
+    before = facts.ranker
+    n = len(questions)
+
+    def step(offset: int) -> Callable[[int], None] | None:
+        return None if progress is None else (lambda done: progress(offset + done))
+
+    samples = collect(agent, questions, progress=step(0))
+    folds = article_folds(questions, k)
+    rankers = []
+    for f in range(k):
+        train = [q for q in questions if folds[q.qid] != f]
+        rankers.append(
+            train_ranker({q.qid: samples[q.qid] for q in train if q.qid in samples}, train, k=k)
+        )
+    held: dict[str, TrustResult] = {}
+    done = 0
+    try:
+        for f in range(k):
+            part = [q for q in questions if folds[q.qid] == f]
+            facts.ranker = rankers[f]
+            offset = n + done
+            for r in run_plain(part, ask, progress=step(offset)):
+                held[r.qid] = r
+            done += len(part)
+        facts.ranker = train_ranker(samples, questions, k=k)
+        in_sample = run_plain(questions, ask, progress=step(2 * n))
+    finally:
+        facts.ranker = before
+    return CrossValidation([held[q.qid] for q in questions], in_sample, folds, rankers)
