@@ -43,7 +43,8 @@ from kg_agent.retrieval.base import GraphAnswer, RetrievalResult, Retriever
 from kg_agent.retrieval.connection import Connection, connect
 from kg_agent.retrieval.facts import FactRetriever, WithFacts
 from kg_agent.retrieval.graph_walk import EntityGraphRetriever
-from kg_agent.retrieval.grounding import ground
+from kg_agent.retrieval.grounding import Grounder
+from kg_agent.retrieval.grounding_model import default_grounding_model
 from kg_agent.retrieval.hybrid import HybridRetriever
 from kg_agent.retrieval.keyword import KeywordRetriever, text_off
 from kg_agent.retrieval.multi_query import MultiQueryRetriever
@@ -187,6 +188,14 @@ class GraphComponents:
             lambda: FactRetriever(
                 self.store, embed=self.embedder.embed if self.dense.enabled else None
             ),
+        )
+        return out
+
+    @property
+    def grounder(self) -> Grounder:
+        """Whether the graph holds what a question asks about (the committed model)."""
+        out: Grounder = self._once(
+            ("grounder",), lambda: Grounder(self.store, default_grounding_model())
         )
         return out
 
@@ -346,17 +355,25 @@ class QueryPipeline:
                 on_event("text", {"text": piece})
 
         t0 = time.perf_counter()
-        topic = ground(q, self.components.store, ranked.evidence) if self.config.grounding else None
+        topic = self.components.grounder(q, ranked.evidence) if self.config.grounding else None
         if topic is not None:
             trace.append({"stage": "grounding", **topic.to_dict()})
         connection = _connection(self.components.store, graph)
         if connection is not None:
             synthesis = self.synthesizer.connect(q, connection, ranked.evidence)
+        elif topic is not None and not topic.grounded and topic.looked_up:
+            # the look-ups find what it names; the model doubts the graph answers it
+            synthesis = self.synthesizer.unsure(q, ranked.evidence)
         elif topic is not None and not topic.grounded:
-            synthesis = self.synthesizer.refuse(q, ranked.evidence, topic.missing)
+            synthesis = self.synthesizer.refuse(q, ranked.evidence, topic.unnamed)
         else:
-            synthesis = self.synthesizer.synthesize(q, ranked.evidence, on_text)
-            if topic is not None and topic.weak and not topic.answers_about(synthesis.answer):
+            # the grounding model weighed how much of the question the evidence holds:
+            # the reader's own share check would refuse a second time by a hand threshold
+            decided = topic is not None and topic.probability is not None
+            synthesis = self.synthesizer.synthesize(
+                q, ranked.evidence, on_text, support_threshold=0.0 if decided else None
+            )
+            if topic is not None and topic.must_quote and not topic.answers_about(synthesis.answer):
                 # grounded only by mentions, and the answer is about something else
                 synthesis = self.synthesizer.refuse(q, ranked.evidence, topic.mentioned)
         meter.merge(synthesis.usage)

@@ -466,15 +466,22 @@ _HEADLINE_SHARE = 0.8
 
 
 def _support(ctx: Context) -> float:
+    return evidence_support(ctx.shape.question, [ev for _, ev in ctx.items])
+
+
+def evidence_support(question: str, evidence: Sequence[Evidence]) -> float:
     """How much of the question the top evidence holds (0..1): the mean of two shares,
     the question's words found in the top five articles' text and titles, and its names
     (the first word aside) found there whole. A question about something the graph lacks
     keeps a name unmatched, whatever the words around it; counting names, not their
     words, keeps "Sigmund Jähn or Christer Fuglesang" from passing on "Christer" alone.
     """
-    top_titles = list(dict.fromkeys(ev.title for _, ev in ctx.items))[:5]
-    hay = spaced(" ".join(ctx.text_of[t] + " " + t for t in top_titles))
-    question = POSSESSIVE.sub("", ctx.shape.question)  # "Jansch's" is written "Jansch"
+    text_of: dict[str, str] = {}
+    for ev in evidence:
+        text_of[ev.title] = text_of.get(ev.title, "") + "\n" + ev.content
+    top_titles = list(text_of)[:5]
+    hay = spaced(" ".join(text_of[t] + " " + t for t in top_titles))
+    question = POSSESSIVE.sub("", question)  # "Jansch's" is written "Jansch"
     qwords = [w for w in words(fold(question)) if w not in STOP_WORDS]
     if not qwords:
         return 0.0

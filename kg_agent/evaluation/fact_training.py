@@ -22,7 +22,7 @@ import gzip
 import json
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ from kg_agent.retrieval.fact_ranker import (
     RankerWeights,
 )
 from kg_agent.retrieval.facts import short_value
+from kg_agent.retrieval.grounding_model import GroundingModel
 
 if TYPE_CHECKING:
     from kg_agent.agent import KnowledgeGraphAgent
@@ -285,6 +286,8 @@ class CrossValidation:
     in_sample: list[TrustResult]
     folds: dict[str, int]
     rankers: list[FactRanker]
+    #: the grounding model of each fold (none when the graph has no vectors)
+    grounders: list[GroundingModel | None] = field(default_factory=list)
 
 
 def cross_validate(
@@ -295,38 +298,59 @@ def cross_validate(
     k: int = 5,
     progress: Callable[[int], None] | None = None,
 ) -> CrossValidation:
-    """Article-disjoint ``k``-fold cross-validation of the fact ranker through the whole
-    agent (``ask`` answers one question with it): candidates read once, one ranker
-    fitted per fold on the other folds' questions, each question answered by the ranker
-    that never saw its articles; then every question again by the ranker fitted on all.
-    ``progress`` counts questions over the three passes (3 x len(questions))."""
+    """Article-disjoint ``k``-fold cross-validation of the fact ranker and the grounding
+    model through the whole agent (``ask`` answers one question with it): candidates
+    and grounding features read once, both models fitted per fold on the other folds'
+    questions, each question answered by the models that never saw its articles; then
+    every question again by the models fitted on all. ``progress`` counts questions
+    over the three passes (3 x len(questions))."""
+    from kg_agent.evaluation.grounding_training import observing
+
     facts = agent.components.facts
-    before = facts.ranker
+    grounder = agent.components.grounder
+    before = facts.ranker, grounder.model
     n = len(questions)
 
     def step(offset: int) -> Callable[[int], None] | None:
         return None if progress is None else (lambda done: progress(offset + done))
 
-    samples = collect(agent, questions, progress=step(0))
+    grounding: dict[str, np.ndarray] = {}
+    with observing(agent, grounding, questions):
+        samples = collect(agent, questions, progress=step(0))
     folds = article_folds(questions, k)
     rankers = []
+    grounders: list[GroundingModel | None] = []
     for f in range(k):
         train = [q for q in questions if folds[q.qid] != f]
         rankers.append(
             train_ranker({q.qid: samples[q.qid] for q in train if q.qid in samples}, train, k=k)
         )
+        grounders.append(_grounding_model(grounding, train, k))
     held: dict[str, TrustResult] = {}
     done = 0
     try:
         for f in range(k):
             part = [q for q in questions if folds[q.qid] == f]
-            facts.ranker = rankers[f]
+            facts.ranker, grounder.model = rankers[f], grounders[f]
             offset = n + done
             for r in run_plain(part, ask, progress=step(offset)):
                 held[r.qid] = r
             done += len(part)
         facts.ranker = train_ranker(samples, questions, k=k)
+        grounder.model = _grounding_model(grounding, questions, k)
         in_sample = run_plain(questions, ask, progress=step(2 * n))
     finally:
-        facts.ranker = before
-    return CrossValidation([held[q.qid] for q in questions], in_sample, folds, rankers)
+        facts.ranker, grounder.model = before
+    return CrossValidation([held[q.qid] for q in questions], in_sample, folds, rankers, grounders)
+
+
+def _grounding_model(
+    samples: dict[str, np.ndarray], questions: Sequence[PlainQuestion], k: int
+) -> GroundingModel | None:
+    """The grounding model fitted on ``questions``; None without features (no vectors)."""
+    from kg_agent.evaluation.grounding_training import train_grounding
+
+    known = [q for q in questions if q.qid in samples]
+    if len({q.answerable for q in known}) < 2:
+        return None
+    return train_grounding(samples, known, k=k)

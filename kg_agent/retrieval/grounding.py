@@ -33,22 +33,32 @@ quote a sentence that writes it, else it is "Not in the graph" (the pipeline che
 :meth:`Grounding.answers_about`). A question
 typed in lower case is grounded by what the linking found, else weakly by the longest
 run of its words the evidence writes, else not at all.
+
+These look-ups are exact, and they refuse answerable questions whose topic is written
+otherwise (lower case, an initialism, a plural). When the graph has vectors, the
+:class:`Grounder` hands their verdicts, with signals that need no name, to a learned
+model (:mod:`kg_agent.retrieval.grounding_model`), whose probability decides instead.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from kg_agent.answering.reader import evidence_support
 from kg_agent.entities import alias_title
 from kg_agent.language.names import cased_spans, is_lower_case, lookup_spans
 from kg_agent.language.question import Question
 from kg_agent.language.tokens import STOP_WORDS, fold, words
 from kg_agent.retrieval.base import Evidence
+from kg_agent.retrieval.grounding_model import GroundingModel, features
 from kg_agent.store import GraphReader
 
-__all__ = ["Grounding", "ground"]
+__all__ = ["Grounder", "Grounding", "ground"]
 
 _CANDIDATE_TITLES = 5
 _MENTION_SECTIONS = 8  # the evidence a name may be mentioned in (what synthesis reads)
@@ -63,18 +73,44 @@ class Grounding:
     found: tuple[str, ...]
     missing: tuple[str, ...]
     mentioned: tuple[str, ...] = ()
+    #: the learned model's probability that the graph holds the topic (None: the
+    #: look-ups decide alone), and the probability below which the question is refused
+    probability: float | None = None
+    refuse_at: float = 0.5
+    #: the names are runs of a lower-case question's words, not names it capitalised
+    guessed: bool = False
 
     @property
     def grounded(self) -> bool:
-        """Whether the question may be answered at all: something it names is an
-        article, or every name it lacks as an article the evidence mentions."""
+        """Whether the question may be answered at all: by the model's probability, else
+        something it names is an article, or every name it lacks as an article the
+        evidence mentions."""
+        if self.probability is not None:
+            return self.probability >= self.refuse_at
+        return self.looked_up
+
+    @property
+    def looked_up(self) -> bool:
+        """Whether the look-ups alone ground the question (the decision without a model)."""
         return bool(self.found) or not self.missing
 
     @property
     def weak(self) -> bool:
         """Grounded only by mentions: the answer must come from what mentions them
-        (:meth:`answers_about`)."""
+        (:meth:`answers_about`), unless the model decided."""
         return not self.found and bool(self.mentioned)
+
+    @property
+    def must_quote(self) -> bool:
+        """The answer must quote the names only mentioned (:attr:`weak`): names the
+        question capitalised ("Who commanded *Apollo 17*?"), or any when no model
+        weighed the runs guessed from a lower-case question."""
+        return self.weak and (self.probability is None or not self.guessed)
+
+    @property
+    def unnamed(self) -> tuple[str, ...]:
+        """What a refusal names: the names missing, else those only mentioned."""
+        return self.missing or self.mentioned
 
     def answers_about(self, answer: str) -> bool:
         """Whether ``answer`` is about the names only mentioned: it quotes a sentence
@@ -90,7 +126,40 @@ class Grounding:
             "missing": list(self.missing),
             "grounded": self.grounded,
             "weak": self.weak,
+            "probability": self.probability,
         }
+
+
+class Grounder:
+    """:func:`ground`, then the model's probability when it has one and the evidence
+    has cosines. ``observer`` sees each question's features (training reads them)."""
+
+    def __init__(self, store: GraphReader, model: GroundingModel | None = None) -> None:
+        self.store = store
+        self.model = model
+        self.observer: Callable[[Question, np.ndarray], None] | None = None
+
+    def __call__(self, question: Question, evidence: Sequence[Evidence]) -> Grounding:
+        topic = ground(question, self.store, evidence)
+        if not question.words:
+            return topic
+        x = features(
+            question,
+            len(topic.found),
+            topic.weak,
+            len(topic.missing),
+            evidence,
+            self.store.word_rarity,
+            evidence_support(question.text, evidence),
+        )
+        if x is None:
+            return topic
+        if self.observer is not None:
+            self.observer(question, x)
+        if self.model is None:
+            return topic
+        p = round(self.model.probability(x), 4)
+        return dataclasses.replace(topic, probability=p, refuse_at=self.model.refuse_at)
 
 
 def _holds(title: str, name_words: list[str]) -> bool:
@@ -138,7 +207,7 @@ def ground(question: Question, store: GraphReader, evidence: Sequence[Evidence] 
             # writes ("bbc sports personality of the year"), else nothing is grounded
             runs = [r for r in cased_spans(question.text) if " " in r and said(r)]
             if runs:
-                return Grounding((question.text,), (), (), (runs[0],))
+                return Grounding((question.text,), (), (), (runs[0],), guessed=True)
             return Grounding((question.text,), (), (question.text,))
         return Grounding((), (), ())
     found: list[str] = []

@@ -422,6 +422,14 @@ class GraphReads:
             found.extend((str(r[0]), float(r[1])) for r in rows)
         return sorted(found, key=lambda t: -t[1])[:k]
 
+    def word_rarity(self, words: Sequence[str]) -> list[float]:
+        """How rare each word is in the sections' text (1: no section writes it; see
+        :meth:`TextIndex.rarity`); 0 for each without a text index."""
+        index = self.text_index()
+        if index is None:
+            return [0.0] * len(words)
+        return index.rarity(words)
+
     def fts_search(self, text: str, k: int) -> list[SectionHit]:
         """BM25 search over section headings and text (the graph's text index).
 

@@ -24,6 +24,7 @@ text can be read as query syntax.
 from __future__ import annotations
 
 import contextlib
+import math
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -141,6 +142,23 @@ class TextIndex:
         searcher = self._titles.searcher()
         hits = searcher.search(query, k).hits
         return [(str(searcher.doc(addr)["title"][0]), float(score)) for score, addr in hits]
+
+    def rarity(self, words: Sequence[str]) -> list[float]:
+        """How rare each word is among the sections: its inverse document frequency
+        over that of a word no section writes (1: none writes it, near 0: all do; 0
+        for a word the analyser drops)."""
+        searcher = self._sections.searcher()
+        n = int(searcher.num_docs)
+        top = math.log(n + 1.0)
+        out = []
+        for w in words:
+            terms = self.terms(w)
+            if not terms or top <= 0:
+                out.append(0.0)
+                continue
+            df = int(searcher.doc_freq("body", terms[0]))
+            out.append(math.log((n + 1.0) / (df + 1.0)) / top)
+        return out
 
     def counts(self) -> tuple[int, int]:
         """Documents in the (section, title) indexes."""

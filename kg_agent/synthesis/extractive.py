@@ -16,11 +16,21 @@ from kg_agent.answering.evidence import Sentence
 from kg_agent.language.tokens import fold
 from kg_agent.synthesis.context import NumberedEvidence
 
-__all__ = ["EXTRACTIVE_LABEL", "NOT_IN_GRAPH", "extractive_answer", "format_reading"]
+__all__ = [
+    "EXTRACTIVE_LABEL",
+    "NOT_IN_GRAPH",
+    "NOT_SURE",
+    "extractive_answer",
+    "format_reading",
+    "format_unsure",
+]
 
 EXTRACTIVE_LABEL = "Extractive answer (offline: sentences quoted from the evidence, no LLM)"
 #: How an answer the evidence does not support begins (offline and in Claude's prompt).
 NOT_IN_GRAPH = "Not in the graph"
+#: How an answer begins when the graph has what the question names but may not hold the
+#: answer: the closest sentences follow, with no short answer.
+NOT_SURE = "Not sure the graph holds the answer"
 
 
 def format_reading(reading: OfflineReading) -> str:
@@ -38,6 +48,14 @@ def format_reading(reading: OfflineReading) -> str:
         cites = "".join(f" [{n}]" for n in reading.short_cites)
         lead = f"{reading.short_answer}{cites}. "
     return f"{lead}{EXTRACTIVE_LABEL}: {body}"
+
+
+def format_unsure(reading: OfflineReading) -> str:
+    """The closest sentences of a reading, with no short answer (see :data:`NOT_SURE`)."""
+    if not reading.sentences:
+        return f"{NOT_SURE}: the graph holds no evidence for this question."
+    body = " ".join(f"{s.text} [{s.n}]" for s in reading.sentences)
+    return f"{NOT_SURE}. {EXTRACTIVE_LABEL}: {body}"
 
 
 def extractive_answer(question: str, numbered: NumberedEvidence, **options: int) -> str:

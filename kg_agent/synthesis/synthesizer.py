@@ -40,7 +40,7 @@ from kg_agent.synthesis.claude import (
     support_note,
 )
 from kg_agent.synthesis.context import MultiDocSynthesizer, NumberedEvidence
-from kg_agent.synthesis.extractive import NOT_IN_GRAPH, format_reading
+from kg_agent.synthesis.extractive import NOT_IN_GRAPH, format_reading, format_unsure
 from kg_agent.synthesis.fewshot import FewShotManager, format_examples
 
 __all__ = [
@@ -146,8 +146,13 @@ class Synthesizer(abc.ABC):
         question: str | Question,
         evidence: Sequence[Evidence],
         on_text: Callable[[str], None] | None = None,
+        *,
+        support_threshold: float | None = None,
     ) -> Synthesis:
-        """The answer; ``on_text`` gets a model's text as it is written (streaming)."""
+        """The answer; ``on_text`` gets a model's text as it is written (streaming).
+        ``support_threshold``: the share of the question the evidence must hold for the
+        offline reader to answer (None: its own, :data:`SUPPORT_THRESHOLD`; 0 when the
+        grounding model has already decided that the graph holds the topic)."""
 
     def refuse(
         self, question: str | Question, evidence: Sequence[Evidence], missing: Sequence[str]
@@ -162,6 +167,21 @@ class Synthesizer(abc.ABC):
             "this question."
         )
         return Synthesis(text, numbered, "extractive", answerable=False, found_by="grounding")
+
+    def unsure(self, question: str | Question, evidence: Sequence[Evidence]) -> Synthesis:
+        """The look-ups find what the question names, but the grounding model doubts the
+        graph holds the answer: the sentences the reader chose, labelled, with no short
+        answer, and ``answerable`` false (no model is asked)."""
+        numbered = self.numbering.number(evidence)
+        reading = read_evidence(question, numbered.items, threshold=0.0)
+        return Synthesis(
+            format_unsure(reading),
+            numbered,
+            "extractive",
+            answerable=False,
+            support=reading.support,
+            found_by="grounding",
+        )
 
     def connect(
         self, question: str | Question, connection: Connection, evidence: Sequence[Evidence]
@@ -202,9 +222,14 @@ class ExtractiveSynthesizer(Synthesizer):
         question: str | Question,
         evidence: Sequence[Evidence],
         on_text: Callable[[str], None] | None = None,
+        *,
+        support_threshold: float | None = None,
     ) -> Synthesis:
         numbered = self.numbering.number(evidence)
-        reading = read_evidence(question, numbered.items, max_words=self.max_words)
+        threshold = SUPPORT_THRESHOLD if support_threshold is None else support_threshold
+        reading = read_evidence(
+            question, numbered.items, max_words=self.max_words, threshold=threshold
+        )
         return _from_reading(reading, numbered)
 
 
@@ -242,9 +267,11 @@ class ClaudeSynthesizer(Synthesizer):
         question: str | Question,
         evidence: Sequence[Evidence],
         on_text: Callable[[str], None] | None = None,
+        *,
+        support_threshold: float | None = None,
     ) -> Synthesis:
         if not evidence:
-            return self.fallback.synthesize(question, evidence)
+            return self.fallback.synthesize(question, evidence, support_threshold=support_threshold)
         numbered, prompt = self.context(question, evidence)
         meter = UsageMeter()
         call = dict(
@@ -294,7 +321,7 @@ class ClaudeSynthesizer(Synthesizer):
             exc.located_at(self.llm)  # a reply this class refused: the same server to name
             msg = f"synthesis with {self.model} failed ({exc.brief}): extractive answer"
             log.warning(msg)
-        out = self.fallback.synthesize(question, evidence)
+        out = self.fallback.synthesize(question, evidence, support_threshold=support_threshold)
         out.warnings.append(msg)
         out.usage = meter
         return out

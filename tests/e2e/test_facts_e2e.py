@@ -4,7 +4,10 @@ and the MCP ``ask`` tool; and the demo's two questions on the bundled sample."""
 
 from __future__ import annotations
 
+import bz2
+import html
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +22,13 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from kg_agent.agent import KnowledgeGraphAgent
 from kg_agent.answering.reader import SHOW_THRESHOLD
 from kg_agent.cli import main
-from kg_agent.ingest.pipeline import LoadReport
+from kg_agent.embedding import Embedder
+from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source
 from kg_agent.retrieval.fact_ranker import FactRanker
 from kg_agent.store import GraphStore
+from tests.e2e.conftest import ENWIKI
 from tests.support.cli import kg_agent_exe
+from tests.support.newer_sample import write_dump
 from tests.support.server import running_server
 
 CAPITAL = "What is the capital of Alabama?"
@@ -36,6 +42,40 @@ def db(enwiki_graph: tuple[Path, LoadReport]) -> Path:
 
 @pytest.fixture(scope="module")
 def agent(db: Path) -> Iterator[KnowledgeGraphAgent]:
+    with KnowledgeGraphAgent(str(db), offline=True) as a:
+        yield a
+
+
+#: a part of the sample loaded with vectors: the grounding model reads the search's cosines
+WITH_VECTORS = (
+    "Atlantic Ocean",
+    "American Football Conference",
+    "Agnostida",
+    "Austroasiatic languages",
+    "Alabama",
+    "Albert Einstein",
+    "Aardvark",
+    "Apollo 11",
+)
+
+
+@pytest.fixture(scope="module")
+def vector_agent(
+    shared_data_dir: Path, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[KnowledgeGraphAgent]:
+    with bz2.open(shared_data_dir / ENWIKI, "rt", encoding="utf-8") as fh:
+        text = fh.read()
+    wanted = {f"<title>{html.escape(t, quote=False)}</title>" for t in WITH_VECTORS}
+    pages = [
+        f"  {p}\n"
+        for p in re.findall(r"<page>.*?</page>", text, flags=re.S)
+        if re.search(r"<title>.*?</title>", p).group(0) in wanted  # type: ignore[union-attr]
+    ]
+    assert len(pages) == len(WITH_VECTORS)
+    out = tmp_path_factory.mktemp("enwiki-vectors")
+    dump = write_dump(text, pages, out / "part.xml")
+    db = out / "graph.kuzu"
+    load_source(dump, db, embedder=embedder, options=LoadOptions(progress=False))
     with KnowledgeGraphAgent(str(db), offline=True) as a:
         yield a
 
@@ -114,6 +154,52 @@ def test_questions_about_what_the_graph_lacks_are_refused(
     assert r.answer.startswith("Not in the graph")
     grounding = next(t for t in r.trace if t["stage"] == "grounding")
     assert not grounding["grounded"] or grounding["weak"]
+
+
+@pytest.mark.parametrize(
+    ("question", "article"),
+    [
+        ("is the atlantic the largest ocean in the world", "Atlantic Ocean"),  # lower case
+        ("how many teams are in the afc", "American Football Conference"),  # initials
+        ("did most agnostids have eyes", "Agnostida"),  # a plural of the title
+        ("where does the word austroasiatic come from", "Austroasiatic languages"),  # a word
+    ],
+)
+def test_topics_written_otherwise_than_their_title_are_grounded(
+    vector_agent: KnowledgeGraphAgent, question: str, article: str
+) -> None:
+    """The look-ups find no name in these; the grounding model weighs what the search
+    found and answers from the article (the sentences, when no answer is sure)."""
+    r = vector_agent.query(question)
+    grounding = next(t for t in r.trace if t["stage"] == "grounding")
+    assert grounding["grounded"] and grounding["probability"] is not None, grounding
+    assert grounding["probability"] > 0.9
+    assert r.answerable and not r.answer.startswith("Not in the graph"), r.answer
+    assert r.evidence[0].title == article
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["where was greta thunberg born", "Who commanded Apollo 17?", "capital of ecuador"],
+)
+def test_with_vectors_what_the_graph_lacks_is_still_refused(
+    vector_agent: KnowledgeGraphAgent, question: str
+) -> None:
+    r = vector_agent.query(question)
+    assert not r.answerable and r.answer.startswith("Not in the graph"), r.answer
+
+
+def test_without_its_model_the_grounding_refuses_what_it_cannot_name(
+    vector_agent: KnowledgeGraphAgent,
+) -> None:
+    grounder = vector_agent.components.grounder
+    model, grounder.model = grounder.model, None
+    try:
+        r = vector_agent.query("how many teams are in the afc")
+    finally:
+        grounder.model = model
+    grounding = next(t for t in r.trace if t["stage"] == "grounding")
+    assert grounding["probability"] is None and not r.answerable
 
 
 def test_a_connection_is_stated_link_by_link_with_its_sentences(

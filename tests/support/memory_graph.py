@@ -181,6 +181,13 @@ class MemoryGraph:
         wanted = set(titles)
         return self._bm25(text, [s for s in self._ids if self._sections[s].title in wanted], k)
 
+    def word_rarity(self, words: Sequence[str]) -> list[float]:
+        if not self._text_index:
+            return [0.0] * len(words)
+        n = len(self._ids)
+        top = math.log(n + 1.0)
+        return [math.log((n + 1.0) / (self._df[w.lower()] + 1.0)) / top for w in words]
+
     def _terms(self, sid: str) -> list[str]:
         hit = self._sections[sid]
         return words(f"{hit.heading} {hit.text}".lower())

@@ -10,7 +10,13 @@ from kg_agent.answering import read_evidence
 from kg_agent.language.tokens import split_sentences
 from kg_agent.retrieval.base import Evidence
 from kg_agent.synthesis.context import Citation, MultiDocSynthesizer, NumberedEvidence
-from kg_agent.synthesis.extractive import EXTRACTIVE_LABEL, NOT_IN_GRAPH, extractive_answer
+from kg_agent.synthesis.extractive import (
+    EXTRACTIVE_LABEL,
+    NOT_IN_GRAPH,
+    NOT_SURE,
+    extractive_answer,
+)
+from kg_agent.synthesis.synthesizer import ExtractiveSynthesizer
 
 
 def ev(title: str, heading_path: str, content: str, similarity: float = 0.5) -> Evidence:
@@ -249,3 +255,13 @@ def test_a_shown_answer_is_written_once_then_the_sentences_that_state_it() -> No
     unsure = OfflineReading(analyse(question), [fact, former, stated], "Montgomery", (1,))
     text = format_reading(unsure)
     assert "Tuscaloosa" in text and "Montgomery [1]." not in text
+
+
+def test_an_unsure_answer_quotes_the_sentences_and_claims_nothing() -> None:
+    """The look-ups find what the question names but the grounding model doubts it:
+    the sentences are shown, labelled, with no short answer, and it is not answerable."""
+    out = ExtractiveSynthesizer().unsure("Which chair did Charles Babbage hold?", EVIDENCE)
+    assert out.answer.startswith(f"{NOT_SURE}. {EXTRACTIVE_LABEL}: ")
+    assert "Lucasian chair" in out.answer and re.search(r"\[\d+\]", out.answer)
+    assert not out.answerable and out.short_answer is None and out.candidate is None
+    assert out.found_by == "grounding"
