@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kg_agent.answering.reader import evidence_support
 from kg_agent.config import AgentConfig
 from kg_agent.embedding import Embedder
 from kg_agent.entities import EntityResolver, QuestionEntityLinker
@@ -195,7 +196,8 @@ class GraphComponents:
     def grounder(self) -> Grounder:
         """Whether the graph holds what a question asks about (the committed model)."""
         out: Grounder = self._once(
-            ("grounder",), lambda: Grounder(self.store, default_grounding_model())
+            ("grounder",),
+            lambda: Grounder(self.store, default_grounding_model(), support=evidence_support),
         )
         return out
 

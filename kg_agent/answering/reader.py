@@ -51,7 +51,7 @@ from kg_agent.language.tokens import (
 )
 from kg_agent.retrieval.base import Evidence
 
-__all__ = ["SUPPORT_THRESHOLD", "OfflineReading", "Sentence", "read_evidence"]
+__all__ = ["SUPPORT_THRESHOLD", "OfflineReading", "Sentence", "evidence_support", "read_evidence"]
 
 #: Below this support the evidence is taken not to answer the question (calibrated on
 #: the dev sets' in-graph and out-of-graph questions: ``docs/notes/answers.md``).

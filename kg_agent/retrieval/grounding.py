@@ -49,7 +49,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kg_agent.answering.reader import evidence_support
 from kg_agent.entities import alias_title
 from kg_agent.language.names import cased_spans, is_lower_case, lookup_spans
 from kg_agent.language.question import Question
@@ -130,13 +129,26 @@ class Grounding:
         }
 
 
+#: The reader's share of a question its evidence holds (the answering layer's
+#: ``evidence_support``, handed in by the pipeline: retrieval sits below answering).
+Support = Callable[[str, Sequence[Evidence]], float]
+
+
 class Grounder:
     """:func:`ground`, then the model's probability when it has one and the evidence
-    has cosines. ``observer`` sees each question's features (training reads them)."""
+    has cosines. ``support`` scores how much of the question the evidence holds (a
+    feature); ``observer`` sees each question's features (training reads them)."""
 
-    def __init__(self, store: GraphReader, model: GroundingModel | None = None) -> None:
+    def __init__(
+        self,
+        store: GraphReader,
+        model: GroundingModel | None = None,
+        *,
+        support: Support | None = None,
+    ) -> None:
         self.store = store
         self.model = model
+        self.support = support
         self.observer: Callable[[Question, np.ndarray], None] | None = None
 
     def __call__(self, question: Question, evidence: Sequence[Evidence]) -> Grounding:
@@ -150,7 +162,7 @@ class Grounder:
             len(topic.missing),
             evidence,
             self.store.word_rarity,
-            evidence_support(question.text, evidence),
+            self.support(question.text, evidence) if self.support is not None else 0.0,
         )
         if x is None:
             return topic
