@@ -95,8 +95,8 @@ class Grounding:
 
     @property
     def weak(self) -> bool:
-        """Grounded only by mentions: the answer must come from what mentions them
-        (:meth:`answers_about`), unless the model decided."""
+        """Grounded only by mentions: the answer may have to quote them
+        (:attr:`must_quote`, :meth:`answers_about`)."""
         return not self.found and bool(self.mentioned)
 
     @property
