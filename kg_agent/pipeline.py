@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +40,7 @@ from kg_agent.multistep.config import MultiStepConfig, load_config
 from kg_agent.multistep.retriever import MultiStepRetriever
 from kg_agent.multistep.stages import Fill, RelevanceLoop
 from kg_agent.result import QueryEventHandler, QueryResult
-from kg_agent.retrieval.base import GraphAnswer, RetrievalResult, Retriever
+from kg_agent.retrieval.base import Evidence, GraphAnswer, RetrievalResult, Retriever
 from kg_agent.retrieval.connection import Connection, connect
 from kg_agent.retrieval.facts import FactRetriever, WithFacts
 from kg_agent.retrieval.graph_walk import EntityGraphRetriever
@@ -357,7 +357,11 @@ class QueryPipeline:
                 on_event("text", {"text": piece})
 
         t0 = time.perf_counter()
-        topic = self.components.grounder(q, ranked.evidence) if self.config.grounding else None
+        topic = (
+            self.components.grounder(q, _grounding_evidence(ranked))
+            if self.config.grounding
+            else None
+        )
         if topic is not None:
             trace.append({"stage": "grounding", **topic.to_dict()})
         connection = _connection(self.components.store, graph)
@@ -427,6 +431,15 @@ class QueryPipeline:
             answer_candidate=candidate,
             ranked=list(ranked.evidence),
         )
+
+
+def _grounding_evidence(ranked: RetrievalResult) -> Sequence[Evidence]:
+    """What the grounding model weighs: the question's own search. A multi-step pool
+    adds sections found for sub-questions, whose cosines are to those (closer than the
+    question is to anything, and the model was fitted on single searches)."""
+    if ranked.multistep is not None and ranked.multistep.asked:
+        return ranked.multistep.asked
+    return ranked.evidence
 
 
 def _connection(store: GraphStore, graph: GraphAnswer | None) -> Connection | None:

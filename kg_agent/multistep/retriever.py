@@ -160,6 +160,7 @@ class MultiStepRetriever(Retriever):
                 bridge_round_stats={"triggered": False},
                 stop_reason=None,
                 pool=tuple(r.evidence),
+                asked=tuple(r.evidence),
                 warnings=tuple(warnings),
                 seconds=time.perf_counter() - t_start,
             )
@@ -210,6 +211,7 @@ class MultiStepRetriever(Retriever):
         step_no = 0
         running: int | None = 0 if 0 in cursor.done else None  # the plan step being run
         query, kind = text, "plan"
+        asked: list[Evidence] = []
         try:
             while True:
                 step_no += 1
@@ -217,8 +219,11 @@ class MultiStepRetriever(Retriever):
                 queries = rewrites if step_no == 1 else [query]
                 found: list[Evidence] = []
                 for i, q in enumerate(queries):
-                    if i == 0:
-                        found += search(q) if step_no == 1 else prefetch.take(q)
+                    if i == 0 and step_no == 1:
+                        asked = search(q)
+                        found += asked
+                    elif i == 0:
+                        found += prefetch.take(q)
                     else:
                         found += self.single.search(q, cfg.top_k_each_step).evidence
                 fresh = [e for e in found if e.section_id not in pool]
@@ -362,6 +367,7 @@ class MultiStepRetriever(Retriever):
             budget_stops=tuple(budget.stops),
             pool=tuple(sorted(pool.values(), key=lambda e: -e.score)),
             rewrites=tuple(rewrites),
+            asked=tuple(asked),
             round1_quality=quality,
             warnings=tuple(warnings),
             seconds=time.perf_counter() - t_start,

@@ -62,6 +62,9 @@ class MultiStepTrace:
     #: model calls a budget stopped: {"call", "budget" ("cost"/"latency"), "spent",
     #: "limit", "skipped"} (the relevance stage adds its own)
     budget_stops: tuple[dict[str, Any], ...] = ()
+    #: what the question's own search found, before any rephrasing or step: the
+    #: grounding weighs these, since a later step's cosine is to its own query
+    asked: tuple[Evidence, ...] = ()
 
     @property
     def simple(self) -> bool:

@@ -144,6 +144,25 @@ def test_the_answer_path_ranks_as_the_eval_does(ctx: GraphComponents) -> None:
     assert answered.multistep is not None and answered.multistep["route"] == "complex"
 
 
+def test_the_grounding_weighs_the_question_own_search(
+    ctx: GraphComponents, complex_run: RetrievalResult
+) -> None:
+    """A later step's sections have cosines to its own sub-question (closer than the
+    question is to anything): the grounding model, fitted on single searches, weighs
+    what the question's own search found."""
+    r = trace(complex_run)
+    assert r.asked and r.steps[0].results >= len(r.asked)
+    assert {e.section_id for e in r.asked} <= {e.section_id for e in r.pool}
+    answering = pipeline(ctx)
+    result = answering.run(QUESTION)
+    grounding = next(t for t in result.trace if t["stage"] == "grounding")
+    own = ctx.grounder(answering.read(QUESTION), r.asked)
+    assert grounding["probability"] is not None
+    assert grounding["probability"] == own.probability
+    simple = trace(run(ctx, route="simple"))
+    assert simple.asked == simple.pool
+
+
 def test_forced_simple_is_one_single_step(ctx: GraphComponents) -> None:
     result = run(ctx, route="simple")
     r = trace(result)
