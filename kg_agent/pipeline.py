@@ -371,7 +371,7 @@ class QueryPipeline:
             # the look-ups find what it names; the model doubts the graph answers it
             synthesis = self.synthesizer.unsure(q, ranked.evidence)
         elif topic is not None and not topic.grounded:
-            synthesis = self.synthesizer.refuse(q, ranked.evidence, topic.unnamed)
+            synthesis = self.synthesizer.refuse(q, ranked.evidence, topic.refusal_names(q))
         else:
             # the grounding model weighed how much of the question the evidence holds:
             # the reader's own share check would refuse a second time by a hand threshold

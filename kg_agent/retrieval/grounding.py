@@ -111,6 +111,12 @@ class Grounding:
         """What a refusal names: the names missing, else those only mentioned."""
         return self.missing or self.mentioned
 
+    def refusal_names(self, question: Question) -> tuple[str, ...]:
+        """What a refusal says the graph lacks: :attr:`unnamed`, when the question wrote
+        them as names. A lower-case question's are runs of its words (or the whole
+        question), and "no article about bates was a" would read as nonsense."""
+        return () if is_lower_case(question.text) else self.unnamed
+
     def answers_about(self, answer: str) -> bool:
         """Whether ``answer`` is about the names only mentioned: it quotes a sentence
         that writes each of them ("Algeria is the largest country in *Africa*")."""

@@ -159,13 +159,16 @@ class Synthesizer(abc.ABC):
     ) -> Synthesis:
         """ "Not in the graph": what the question names (``missing``) is no article of the
         graph, so no evidence can answer it, whatever a search returned (no model is
-        asked). The closest evidence is still numbered, for a reader to check."""
+        asked); with no name to blame, the closest sections do not answer it. The
+        closest evidence is still numbered, for a reader to check."""
         numbered = self.numbering.number(evidence[:3])
-        what = "; ".join(missing) if missing else "what the question names"
-        text = (
-            f"{NOT_IN_GRAPH}: the graph has no article about {what}, so it cannot answer "
-            "this question."
-        )
+        if missing:
+            text = (
+                f"{NOT_IN_GRAPH}: the graph has no article about {'; '.join(missing)}, so it "
+                "cannot answer this question."
+            )
+        else:  # nothing named to blame: say what was checked
+            text = f"{NOT_IN_GRAPH}: the evidence found does not answer this question."
         return Synthesis(text, numbered, "extractive", answerable=False, found_by="grounding")
 
     def unsure(self, question: str | Question, evidence: Sequence[Evidence]) -> Synthesis:

@@ -91,6 +91,16 @@ def test_questions_about_what_it_lacks_are_not(
     assert found.missing == (missing,)
 
 
+def test_a_refusal_names_only_what_the_question_wrote_as_a_name(graph: MemoryGraph) -> None:
+    """A lower-case question's names are guesses (runs of its words, or the whole
+    question): a refusal that named them would read as nonsense."""
+    curie = Question("Where was Marie Curie born?")
+    assert grounding(graph, curie.text).refusal_names(curie) == ("Marie Curie",)
+    lower = Question("where was greta thunberg born")
+    refused = grounding(graph, lower.text)
+    assert refused.missing and refused.refusal_names(lower) == ()
+
+
 def test_a_name_the_evidence_only_mentions_grounds_an_answer_about_it(
     graph: MemoryGraph,
 ) -> None:

@@ -265,3 +265,13 @@ def test_an_unsure_answer_quotes_the_sentences_and_claims_nothing() -> None:
     assert "Lucasian chair" in out.answer and re.search(r"\[\d+\]", out.answer)
     assert not out.answerable and out.short_answer is None and out.candidate is None
     assert out.found_by == "grounding"
+
+
+def test_a_refusal_names_what_the_graph_lacks_or_else_only_what_was_checked() -> None:
+    synth = ExtractiveSynthesizer()
+    named = synth.refuse("Where was Marie Curie born?", EVIDENCE, ["Marie Curie"])
+    assert named.answer.startswith("Not in the graph: the graph has no article about Marie Curie")
+    plain = synth.refuse("what university runs the pitch drop experiment", EVIDENCE, [])
+    assert plain.answer == "Not in the graph: the evidence found does not answer this question."
+    assert "pitch drop" not in plain.answer and "[1]" not in plain.answer
+    assert not named.answerable and not plain.answerable and plain.found_by == "grounding"
