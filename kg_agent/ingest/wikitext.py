@@ -29,6 +29,7 @@ Decisions the load pipeline relies on:
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -161,8 +162,15 @@ _DROPPED_TAGS = (
 _DROPPED = re.compile(rf"<({_DROPPED_TAGS})\b(?:[^>]*?/>|[^>]*>.*?</\1\s*>)", re.S | re.I)
 # After the blocks above are gone, a lone closing tag can remain (an unbalanced ref).
 _STRAY_DROPPED = re.compile(rf"</?(?:{_DROPPED_TAGS})\b[^>]*>", re.I)
-_HEADING = re.compile(r"^(=+)(.+?)(=+)[ \t]*$", re.M)
-_TOKEN = re.compile(r"\{\{|\}\}|\[\[|\]\]|^[ \t:]*\{\||^[ \t]*\|\}", re.M)
+# Every scanner pattern starts each branch with a literal character, so the regex engine
+# skips to candidates in C; a "^" branch made it try every position (2.6x slower). A
+# line's start is its "\n", and the text's own start is matched apart (the *_AT_START).
+_HEADING = re.compile(r"\n(=+)(.+?)(=+)[ \t]*$", re.M)
+_HEADING_AT_START = re.compile(r"(=+)(.+?)(=+)[ \t]*$", re.M)
+# A link with nothing nested in it is one token (most links): one trip round the
+# renderer's loop, not two.
+_TOKEN = re.compile(r"\[\[[^\[\]{}\n]*\]\](?!\])|\{\{|\}\}|\[\[|\]\]|\n[ \t:]*\{\||\n[ \t]*\|\}")
+_TABLE_AT_START = re.compile(r"[ \t:]*\{\||[ \t]*\|\}")
 _PARAM_TOKEN = re.compile(r"\{\{|\}\}|\[\[|\]\]|\|")
 _TEMPLATE_NAME = re.compile(r"\{\{\s*([^{}|\n]*?)\s*(?=\||\}\})")
 _EXT_LINK = re.compile(
@@ -185,6 +193,12 @@ _EMPTY_PARENS = re.compile(r" ?\([\s,;:]*\)")
 # "(; born 1879" and "(x, )" are what removed templates (pronunciations) leave behind.
 _PAREN_LEAD = re.compile(r"\((?:\s*[,;:])+\s*")
 _PAREN_TRAIL = re.compile(r"(?:\s*[,;])+\s*\)")
+# What the three patterns above need to match at all, in patterns the engine scans fast
+# (theirs start with a repeat, so every position is tried): checked first, they skip
+# the substitutions on the many lines that have nothing to clean.
+_EMPTY_PARENS_HINT = re.compile(r"\([\s,;:]*\)")
+_PAREN_TRAIL_HINT = re.compile(r"[,;]\s*\)")
+_SPACE_BEFORE_PUNCT_HINT = re.compile(r"\s[,.;:!?)\]]")
 _LIST_MARKER = re.compile(r"^[*#:;]+")
 _NAMED_PARAM = re.compile(r"^\s*([^=\[\]{}|]*?)\s*=(?!=)")
 _WS_UNDERSCORE = re.compile(r"[\s_]+")
@@ -279,9 +293,11 @@ class WikitextParser:
         skip_level = 0  # >0 while inside a boilerplate section and its subsections
         # The section being collected: heading, path, level, body start, heading links.
         current: tuple[str, tuple[str, ...], int, int, list[str]] | None = ("", (), 1, 0, [])
-        for m in _HEADING.finditer(text):
+        first = _HEADING_AT_START.match(text)
+        for m in itertools.chain((first,) if first else (), _HEADING.finditer(text)):
             if current is not None:
-                self._add_section(sections, title, verbatim, current, text[current[3] : m.start()])
+                body = text[current[3] : m.start(1)]
+                self._add_section(sections, title, verbatim, current, body)
             current = None
             left, mid, right = m.group(1), m.group(2), m.group(3)
             level = min(len(left), len(right), 6)
@@ -376,12 +392,28 @@ class WikitextParser:
         text_from = 0
         i = 0
         search = _TOKEN.search
+        at_start = _TABLE_AT_START.match(s)
         while True:
-            m = search(s, i)
+            m: re.Match[str] | None
+            if at_start is not None:
+                m, at_start = at_start, None
+            else:
+                m = search(s, i)
             if m is None:
                 break
             tok = m.group()
             end = m.end()
+            if tok[0] == "[" and len(tok) > 2:  # a whole link, nothing nested
+                if not open_count[1]:  # links nested in a link are file captions: skip
+                    label, target = self._link(tok[2:-2], title, depth, want_label=not stack)
+                    if target:
+                        found.append(target)
+                    if not stack:
+                        out.append(s[text_from : end - len(tok)])
+                        out.append(label)
+                        text_from = end
+                i = end
+                continue
             if tok == "{{" or tok == "[[" or tok[-2:] == "{|":
                 kind = 0 if tok == "{{" else 1 if tok == "[[" else 2
                 start = end - 2
@@ -690,6 +722,9 @@ def _finish(text: str, verbatim: list[str]) -> str:
     if "&" in text:
         text = html.unescape(text)
 
+    # Collapsing a line's spaces makes " ," only where the text has whitespace before
+    # the mark, so one search of the whole text tells whether any line needs it.
+    spaced_punct = _SPACE_BEFORE_PUNCT_HINT.search(text) is not None
     blocks: list[str] = []
     lines: list[str] = []
     prev_plain = False
@@ -706,11 +741,16 @@ def _finish(text: str, verbatim: list[str]) -> str:
             prev_plain = False
             continue
         if "(" in line:
-            line = _EMPTY_PARENS.sub("", line)
+            if _EMPTY_PARENS_HINT.search(line):
+                line = _EMPTY_PARENS.sub("", line)
             line = _PAREN_LEAD.sub("(", line)
-            line = _PAREN_TRAIL.sub(")", line)
-            line = _SPACE_AFTER_OPEN.sub(r"\1", line)
-        line = _SPACE_BEFORE_PUNCT.sub(r"\1", line).strip()
+            if _PAREN_TRAIL_HINT.search(line):
+                line = _PAREN_TRAIL.sub(")", line)
+            if "( " in line or "[ " in line:
+                line = _SPACE_AFTER_OPEN.sub(r"\1", line)
+            line = _SPACE_BEFORE_PUNCT.sub(r"\1", line).strip()
+        elif spaced_punct:  # the paren clean-ups above never make a " ,": checked
+            line = _SPACE_BEFORE_PUNCT.sub(r"\1", line).strip()
         if not _WORD.search(line):
             continue
         if prev_plain and not marker:

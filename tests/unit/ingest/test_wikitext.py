@@ -166,6 +166,28 @@ def test_nested_tables_and_a_template_closing_at_line_start() -> None:
     assert sec.links == ("In",)
 
 
+def test_a_table_or_a_heading_at_the_very_start_of_the_text() -> None:
+    # The scanners find a line's start by its "\n"; the text's first line has none.
+    sec = lead("{|\n| a [[Table Link]] cell\n|}\nAfter the table [[Ulm]].")
+    assert sec.text == "After the table Ulm."
+    assert sec.links == ("Table Link", "Ulm")
+    result = parse_wikitext("Page", "== Early life ==\nBorn in [[Ulm]].")
+    assert [(s.heading, s.text, s.links) for s in result.sections] == [
+        ("Early life", "Born in Ulm.", ("Ulm",))
+    ]
+
+
+def test_spaces_before_punctuation_are_closed_only_where_there_are_some() -> None:
+    sec = lead("Born {{circa}} , in [[Ulm]] {{cite web|x}} .\n* item ( ; born 1879 )")
+    assert sec.text == "Born c., in Ulm.\nitem (born 1879)"
+    assert lead("Plain text (,) and (x, ) here.\nNo space , here").text == (
+        "Plain text and (x) here. No space, here"
+    )
+    assert lead("A line (with [ spaced ] brackets) ends.").text == (
+        "A line (with [spaced] brackets) ends."
+    )
+
+
 # ------------------------------------------------------------------- inline markup
 
 
