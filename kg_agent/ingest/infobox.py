@@ -209,6 +209,15 @@ def box_type(name: str) -> str | None:
     return _BOX_ALIASES.get(t, t)
 
 
+@lru_cache(maxsize=1 << 12)  # a few hundred template names make most of a dump's
+def _template_name(raw_name: str) -> str:
+    """A template's name as the action table spells it (case, spaces, prefix off)."""
+    name = _WS.sub(" ", raw_name).strip().lower()
+    if name.startswith(("template:", "subst:", "safesubst:")):
+        name = name.split(":", 1)[1].lstrip()
+    return name
+
+
 def _is_layout(key: str) -> bool:
     return (
         key in LAYOUT_KEYS
@@ -706,9 +715,7 @@ class InfoboxExtractor:
     def _template(self, inner: str, out: _Out, ctx: _Ctx, depth: int) -> None:
         bar = inner.find("|")
         raw_name = inner if bar < 0 else inner[:bar]
-        name = _WS.sub(" ", raw_name).strip().lower()
-        if name.startswith(("template:", "subst:", "safesubst:")):
-            name = name.split(":", 1)[1].lstrip()
+        name = _template_name(raw_name)
         constant = _CONSTANTS.get(name)
         if constant is not None:
             out.text.append(constant)
