@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +90,29 @@ def test_a_benchmark_script_runs_to_its_end(
     assert proc.returncode == 0, proc.stderr[-3000:]
     saved = json.loads(out.read_text())
     assert saved[key], f"{script} saved no {key}: {sorted(saved)}"
+
+
+def test_parse_digest_tells_identical_output_from_a_change(tmp_path: Path) -> None:
+    """``scripts/parse_digest.py`` is how a parser change is shown to keep its output."""
+    sample = ROOT / "kg_agent" / "data" / "sample" / "pages-articles.xml"
+    script = [sys.executable, str(ROOT / "scripts" / "parse_digest.py"), str(sample)]
+    saved = tmp_path / "before.pkl"
+    first = subprocess.run([*script, "--save", str(saved)], capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    out = tmp_path / "same.json"
+    same = subprocess.run(
+        [*script, "--against", str(saved), "--json", str(out)], capture_output=True, text=True
+    )
+    assert same.returncode == 0, same.stderr
+    result = json.loads(out.read_text())
+    assert result["pages"] > 30 and result["compared"] == result["pages"]
+    assert result["differ"] == 0
+    # one page parsed differently: named, and a failing exit
+    reprs = pickle.loads(saved.read_bytes())
+    reprs[3] = reprs[3].replace("sections=(", "sections=(None, ", 1)
+    saved.write_bytes(pickle.dumps(reprs))
+    changed = subprocess.run(
+        [*script, "--against", str(saved), "--json", str(out)], capture_output=True, text=True
+    )
+    assert changed.returncode == 1
+    assert json.loads(out.read_text())["first_differing_pages"] == [3]
