@@ -46,6 +46,8 @@ from kg_agent.store.pagerank import rank_export
 from kg_agent.store.reads import (
     RECENT,
     UNINDEXED,
+    ArticleRow,
+    FactRow,
     GraphReads,
     IndexStatus,
 )
@@ -242,7 +244,9 @@ class GraphStore(GraphReads, VectorWrites):
         self._writer_prepared: dict[str, Any] = {}
         self._row_counts: dict[str, int] = {}
         # article rows by title, for read-only stores only (a writer changes them)
-        self._row_cache: dict[str, tuple[float, int, int]] | None = {} if read_only else None
+        self._row_cache: dict[str, ArticleRow] | None = {} if read_only else None
+        # fact items by (title, naming), for read-only stores only (see ``_fact_rows``)
+        self._fact_cache: dict[tuple[str, bool], list[FactRow]] | None = {} if read_only else None
 
     # ------------------------------------------------------------------ open/close
     @classmethod

@@ -144,6 +144,12 @@ _FACTS_NAMING = (
 )
 
 
+_NAMING_COUNT = "MATCH (f:Fact)-[:REFERS_TO]->(:Article {title: $title}) RETURN count(*)"
+#: titles whose fact rows a read-only store keeps (each query apart): ~40 items a title,
+#: ~300 bytes an item, so ~25 MB at most
+_FACT_CACHE_MAX = 2_000
+
+
 def _fact_order(fact_id: str) -> int:
     """The item's place in its article: ids are numbers given in page order (schema 6),
     or ``title::fNNNN`` (schema 5)."""
@@ -169,8 +175,13 @@ _SECTION_BY_ID = (
 )
 _ROW_CACHE_MAX = 200_000
 _ARTICLE_BY_TITLE = (
-    "MATCH (a:Article {title: $t}) RETURN a.title, a.pagerank, a.n_sections, offset(id(a))"
+    "MATCH (a:Article {title: $t}) RETURN a.title, a.pagerank, a.n_sections, offset(id(a)), a.kind"
 )
+# schemas 2 and 3 have no kind (READABLE_SCHEMA_VERSIONS)
+_ARTICLE_BY_TITLE_NO_KIND = _ARTICLE_BY_TITLE.replace("a.kind", "''")
+#: An article's row as a read-only store remembers it: (pagerank, n_sections, node
+#: offset, kind).
+ArticleRow = tuple[float, int, int, str]
 _OUT_OFFSETS = (
     "MATCH (a:Article {title: $t})-[r:LINKS_TO]->(b:Article) RETURN offset(id(b)), r.count LIMIT $k"
 )
@@ -234,22 +245,26 @@ class GraphReads:
         return " UNION ALL ".join([query, *(query.replace("SectionVector", t, 1) for t in others)])
 
     # ------------------------------------------------------------------ by key
-    def _article_rows(self, titles: Sequence[str]) -> dict[str, tuple[float, int, int]]:
-        """title → (pagerank, n_sections, node offset) for those of ``titles`` in the graph.
+    def _article_rows(self, titles: Sequence[str]) -> dict[str, ArticleRow]:
+        """title → (pagerank, n_sections, node offset, kind) for those of ``titles`` in
+        the graph.
 
         A read-only store remembers them (they change only when a load writes), so a
         long-running reader looks each article up once.
         """
-        cache: dict[str, tuple[float, int, int]] | None = getattr(self, "_row_cache", None)
-        out: dict[str, tuple[float, int, int]] = {}
+        cache: dict[str, ArticleRow] | None = getattr(self, "_row_cache", None)
+        out: dict[str, ArticleRow] = {}
+        by_title = ""
         for t in dict.fromkeys(titles):
             # one lookup (get): another thread may clear the cache between two
             row = cache.get(t) if cache is not None else None
             if row is not None:
                 out[t] = row
                 continue
-            for title, pr, n, offset in self._pk(_ARTICLE_BY_TITLE, {"t": t}):
-                out[str(title)] = (float(pr or 0.0), int(n or 0), int(offset))
+            if not by_title:  # what the graph's schema has (once a call, when needed)
+                by_title = _ARTICLE_BY_TITLE if self.has_facts else _ARTICLE_BY_TITLE_NO_KIND
+            for title, pr, n, offset, kind in self._pk(by_title, {"t": t}):
+                out[str(title)] = (float(pr or 0.0), int(n or 0), int(offset), str(kind or ""))
                 if cache is not None:
                     if len(cache) >= _ROW_CACHE_MAX:
                         cache.clear()
@@ -357,9 +372,7 @@ class GraphReads:
             return []
         out: list[FactRow] = []
         for title in dict.fromkeys(titles):  # a primary-key lookup each (see _keyed)
-            rows = self._pk(_FACTS_OF, {"title": title})
-            rows.sort(key=lambda r: _fact_order(str(r[0])))
-            out.extend(FactRow(str(r[0]), *r[1:]) for r in rows)
+            out.extend(self._fact_rows(title, naming=False))
         return out
 
     def facts_naming(self, titles: Sequence[str]) -> list[FactRow]:
@@ -369,21 +382,45 @@ class GraphReads:
             return []
         out: list[FactRow] = []
         for title in dict.fromkeys(titles):
-            rows = self._pk(_FACTS_NAMING, {"title": title})
-            rows.sort(key=lambda r: (str(r[1]), _fact_order(str(r[0]))))
-            out.extend(FactRow(str(r[0]), *r[1:]) for r in rows)
+            out.extend(self._fact_rows(title, naming=True))
         return out
+
+    def _fact_rows(self, title: str, *, naming: bool) -> list[FactRow]:
+        """The fact items of ``title``, or (``naming``) those naming it, sorted.
+
+        Reading a fact's properties makes Kùzu 0.11.3 scan the chunks of the Fact table
+        that hold the wanted rows, every column of them: ~0.3 ms a string column for an
+        article's own facts, which lie together, and several times that for the facts
+        naming a title, which lie all over the table (``MATCH … RETURN count(*)`` reads
+        no property and costs ~1 ms). So the facts naming a title are counted first
+        (many titles are named by none), and a read-only store remembers what it read:
+        a reader serving questions meets the same countries and people again.
+        """
+        cache: dict[tuple[str, bool], list[FactRow]] | None = getattr(self, "_fact_cache", None)
+        key = (title, naming)
+        rows = cache.get(key) if cache is not None else None  # one get: see _article_rows
+        if rows is not None:
+            return rows
+        if naming and not self._pk(_NAMING_COUNT, {"title": title})[0][0]:
+            raw: list[list[Any]] = []
+        else:
+            raw = self._pk(_FACTS_NAMING if naming else _FACTS_OF, {"title": title})
+        if naming:
+            raw.sort(key=lambda r: (str(r[1]), _fact_order(str(r[0]))))
+        else:
+            raw.sort(key=lambda r: _fact_order(str(r[0])))
+        rows = [FactRow(str(r[0]), *r[1:]) for r in raw]
+        if cache is not None:
+            if len(cache) >= _FACT_CACHE_MAX:
+                cache.clear()
+            cache[key] = rows
+        return rows
 
     def article_kinds(self, titles: Sequence[str]) -> dict[str, str]:
         """The kind of each of ``titles`` that is an article ("" when unknown)."""
         if not self.has_facts or not titles:
             return {}
-        out: dict[str, str] = {}
-        for title in dict.fromkeys(titles):
-            rows = self._pk("MATCH (a:Article {title: $t}) RETURN a.kind", {"t": title})
-            if rows:
-                out[title] = str(rows[0][0] or "")
-        return out
+        return {t: row[3] for t, row in self._article_rows(titles).items()}
 
     def vector_search(self, embedding: Sequence[float], k: int) -> list[SectionHit]:
         """Nearest sections by cosine similarity, through the vector index beside the
@@ -696,7 +733,7 @@ class GraphReads:
         """
         out: list[tuple[SectionHit, list[float]]] = []
         in_index = self.vectors_in_index()
-        for title, (pr, n, _offset) in self._article_rows(titles).items():
+        for title, (pr, n, _offset, _kind) in self._article_rows(titles).items():
             for i in range(n):
                 sid = f"{title}::{i:04d}"
                 rows = self._pk(_SECTION_BY_ID, {"i": sid})

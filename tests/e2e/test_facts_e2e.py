@@ -25,6 +25,7 @@ from kg_agent.cli import main
 from kg_agent.embedding import Embedder
 from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source
 from kg_agent.retrieval.fact_ranker import FactRanker
+from kg_agent.retrieval.facts import WithFacts
 from kg_agent.store import GraphStore
 from tests.e2e.conftest import ENWIKI
 from tests.support.cli import kg_agent_exe
@@ -93,6 +94,63 @@ def test_a_load_writes_facts_and_kinds(db: Path, enwiki_graph: tuple[Path, LoadR
         assert [(r.item, r.kind, r.target) for r in capital] == [
             ("Montgomery", "link", "Montgomery, Alabama")
         ]
+
+
+def test_a_reader_reads_facts_and_kinds_as_the_graph_holds_them(db: Path) -> None:
+    """A read-only store counts the facts naming a title before reading them, and keeps
+    what it read: the second time, and every time, it answers what Cypher finds."""
+    titles = ["United States", "Montgomery, Alabama", "Alabama", "Aardwolf"]
+    with GraphStore.open(db) as store:
+
+        def truth(cypher: str, t: str) -> list[tuple[str, str, str]]:
+            rows = store.query(cypher + " RETURN a.title AS a, f.key AS k, f.item AS i", {"t": t})
+            return sorted((r["a"], r["k"], r["i"]) for r in rows)
+
+        for _ in range(2):  # the second time from what it kept
+            for t in titles:
+                own = truth("MATCH (a:Article {title: $t})-[:HAS_FACT]->(f:Fact)", t)
+                naming = truth(
+                    "MATCH (a:Article)-[:HAS_FACT]->(f:Fact)-[:REFERS_TO]->(:Article {title: $t})",
+                    t,
+                )
+                assert sorted((r.article, r.key, r.item) for r in store.facts_of([t])) == own
+                assert sorted((r.article, r.key, r.item) for r in store.facts_naming([t])) == naming
+            kinds = store.article_kinds([*titles, "No such article"])
+            assert kinds == {
+                t: store.query("MATCH (a:Article {title: $t}) RETURN a.kind AS k", {"t": t})[0]["k"]
+                for t in titles
+            }
+        assert store.facts_naming(["United States"]) and not store.facts_naming(["Alabama"])
+        assert kinds["Alabama"] == "place"
+
+
+def test_the_fact_search_beside_the_text_search_finds_what_it_finds_in_turn(
+    agent: KnowledgeGraphAgent,
+) -> None:
+    """On a read-only store the fact search runs in a thread beside the text search;
+    the evidence, its order and the trace are those of the two run one after another."""
+    retriever = agent.components.pipeline(agent.config).retriever
+    assert isinstance(retriever, WithFacts) and agent.store.read_only
+    questions = [
+        CAPITAL,
+        "Who wrote Animal Farm?",
+        "What is the capital of the country whose largest city is Luanda?",
+        "How many people live in Algeria?",
+    ]
+
+    def found(concurrent: bool) -> list[Any]:
+        retriever.concurrent = concurrent
+        out = []
+        for q in questions:
+            r = retriever.search(agent.components.read(q), 10)
+            out.append(([(e.section_id, e.score) for e in r.evidence], r.trace))
+        return out
+
+    try:
+        assert found(True) == found(False)
+        assert found(True)[0][0][0][0].startswith("Alabama::fact:")  # the fact comes first
+    finally:
+        retriever.concurrent = True
 
 
 @pytest.mark.parametrize(
