@@ -17,7 +17,10 @@ A name counts as in the graph when:
   "Arkansas" of "Aberdeen, Arkansas" is a place's state, not the topic);
 * for a question that asks through another thing ("the state whose largest city is
   Anchorage", "the philosopher who wrote The World as Will and Representation"), an
-  article without text that the graph links to.
+  article without text that the graph links to;
+* the evidence writes it in full (:func:`spelled_out`: "UK" as "United Kingdom", "A. S.
+  Johnston" as "Albert Sidney Johnston"), and that is one of the above; else the name
+  counts as mentioned, and an answer that quotes the full form is about it.
 
 A word like "Chinese" before a noun qualifies a thing, it is not one (nor is a month);
 an article the question was linked to by its other words ("Is the ampere an SI base
@@ -78,6 +81,8 @@ class Grounding:
     refuse_at: float = 0.5
     #: the names are runs of a lower-case question's words, not names it capitalised
     guessed: bool = False
+    #: other ways the evidence writes a name (:func:`spelled_out`): (name, the runs)
+    spelled: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def grounded(self) -> bool:
@@ -121,7 +126,10 @@ class Grounding:
         """Whether ``answer`` is about the names only mentioned: it quotes a sentence
         that writes each of them ("Algeria is the largest country in *Africa*")."""
         said = set(words(fold(answer)))
-        return all(set(words(fold(n))) <= said for n in self.mentioned)
+        other = dict(self.spelled)
+        return all(
+            any(set(words(fold(v))) <= said for v in (n, *other.get(n, ()))) for n in self.mentioned
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -132,6 +140,7 @@ class Grounding:
             "grounded": self.grounded,
             "weak": self.weak,
             "probability": self.probability,
+            **({"spelled": {n: list(v) for n, v in self.spelled}} if self.spelled else {}),
         }
 
 
@@ -188,6 +197,49 @@ def _holds(title: str, name_words: list[str]) -> bool:
     return set(name_words) <= set(words(head))
 
 
+#: words an initialism skips ("USA": "United States *of* America")
+_SKIPPED = frozenset(["of", "and", "the", "for", "de", "du", "la", "&"])
+_TOKEN = re.compile(r"[^\W\d_][\w'’-]*|&")
+
+
+def spelled_out(name: str, text: str) -> list[str]:
+    """The runs of ``text`` that write ``name`` in full: an initialism ("UK": "United
+    Kingdom", "USA": "United States of America") or a name with initials ("A. S.
+    Johnston", "S Johnston": "Sidney Johnston"). Capitalised words only, so "us" in
+    running text never spells "US"."""
+    parts = words(fold(name))
+    tokens = [(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    out: list[str] = []
+    if len(parts) == 1 and name.isalpha() and name.isupper() and 2 <= len(name) <= 6:
+        letters = name.lower()
+        for i, (tok, start, _) in enumerate(tokens):
+            if not tok[0].isupper() or fold(tok[0]) != letters[0]:
+                continue
+            at, j, end = 1, i + 1, None
+            while at < len(letters) and j < len(tokens):
+                word = tokens[j][0]
+                if word[0].isupper() and fold(word[0]) == letters[at]:
+                    at += 1
+                    end = tokens[j][2]
+                elif word.lower() not in _SKIPPED:
+                    break
+                j += 1
+            if at == len(letters) and end is not None:
+                out.append(text[start:end])
+    elif len(parts) > 1 and any(len(w) == 1 for w in parts) and any(len(w) > 1 for w in parts):
+        n = len(parts)
+        for i in range(len(tokens) - n + 1):
+            run = tokens[i : i + n]
+            if all(
+                (tok[0].isupper() and fold(tok[0]) == w)
+                if len(w) == 1
+                else (fold(tok) == w and len(tok) > 1)
+                for (tok, _, _), w in zip(run, parts, strict=True)
+            ):
+                out.append(text[run[0][1] : run[-1][2]])
+    return list(dict.fromkeys(r for r in out if fold(r) != fold(name)))
+
+
 def _linked_stub(store: GraphReader, text: str, name: str, name_words: list[str]) -> str | None:
     """An article without text, holding the name, that an infobox fact names or an
     article links to: the title written whole in the question ("The World as Will and
@@ -212,7 +264,8 @@ def ground(question: Question, store: GraphReader, evidence: Sequence[Evidence] 
         return Grounding((), (), ())  # "Who?": nothing to look up, nothing to refuse by
     entities = list(question.topics)
     names = list(question.names)
-    texts = [set(words(fold(ev.content))) for ev in evidence[:_MENTION_SECTIONS]]
+    read = evidence[:_MENTION_SECTIONS]
+    texts = [set(words(fold(ev.content))) for ev in read]
 
     def said(name: str) -> bool:
         return any(set(words(fold(name))) <= t for t in texts)
@@ -231,25 +284,20 @@ def ground(question: Question, store: GraphReader, evidence: Sequence[Evidence] 
     found: list[str] = []
     missing: list[str] = []
     stubs: list[str] = []
+    spelled: dict[str, tuple[str, ...]] = {}
     through = " whose " in f" {question.text.lower()} " or bool(_THROUGH.search(question.text[1:]))
     for name in names:
         name_words = words(fold(name))
         if not name_words or _qualifies(name, question.text):
             continue
-        hit = next((e for e in entities if _holds(e, name_words)), None)
-        if hit is None:
-            hit = store.resolve_title(name, with_text=True) or alias_title(store, name)
-        if hit is None:
-            hit = next(
-                (
-                    t
-                    for t, _ in store.search_article_titles(
-                        name, k=_CANDIDATE_TITLES, with_text=True
-                    )
-                    if _holds(t, name_words)
-                ),
-                None,
-            )
+        hit = _article_for(store, entities, name)
+        if hit is None:  # written otherwise in the evidence: "UK", "A. S. Johnston"
+            runs = [r for ev in read for r in spelled_out(name, ev.content)]
+            if runs:
+                spelled[name] = tuple(dict.fromkeys(runs))
+                hit = next(
+                    (h for r in spelled[name] if (h := _article_for(store, entities, r))), None
+                )
         if hit is None and through:  # a stub the graph links to: asked through it
             hit = _linked_stub(store, question.text, name, name_words)
         if hit is None:
@@ -265,13 +313,35 @@ def ground(question: Question, store: GraphReader, evidence: Sequence[Evidence] 
         if e not in found and not set(words(fold(e.split(" (")[0]))) & missing_words:
             found.append(e)
     ranked_in = _ranked_in(question.text)
-    mentioned = [n for n in missing if said(n) and (n not in stubs or n in ranked_in)]
+    mentioned = [
+        n for n in missing if (said(n) or n in spelled) and (n not in stubs or n in ranked_in)
+    ]
     return Grounding(
         tuple(names),
         tuple(found),
         tuple(n for n in missing if n not in mentioned),
         tuple(mentioned),
+        spelled=tuple((n, v) for n, v in spelled.items() if n in mentioned),
     )
+
+
+def _article_for(store: GraphReader, entities: Sequence[str], name: str) -> str | None:
+    """The article with text that ``name`` names: a linked entity holding its words, a
+    title, redirect or other name of one, else a close title holding its words."""
+    name_words = words(fold(name))
+    hit = next((e for e in entities if _holds(e, name_words)), None)
+    if hit is None:
+        hit = store.resolve_title(name, with_text=True) or alias_title(store, name)
+    if hit is None:
+        hit = next(
+            (
+                t
+                for t, _ in store.search_article_titles(name, k=_CANDIDATE_TITLES, with_text=True)
+                if _holds(t, name_words)
+            ),
+            None,
+        )
+    return hit
 
 
 #: A superlative and the name it ranks in: "the largest country in Africa", "the highest

@@ -8,7 +8,7 @@ import pytest
 from kg_agent.entities import QuestionEntityLinker, alias_title
 from kg_agent.language.question import Question
 from kg_agent.retrieval.base import Evidence
-from kg_agent.retrieval.grounding import ground
+from kg_agent.retrieval.grounding import ground, spelled_out
 from tests.support.memory_graph import MemoryArticle, MemoryGraph
 
 
@@ -41,6 +41,10 @@ def graph() -> MemoryGraph:
                 "Arthur Schopenhauer",
                 "Arthur Schopenhauer wrote The World as Will and Representation.",
                 links={"The World as Will and Representation": 1},
+            ),
+            _a(
+                "Albert Sidney Johnston",
+                "Albert Sidney Johnston served as a general in three different armies.",
             ),
             MemoryArticle("The World as Will and Representation", [], is_stub=True),
             MemoryArticle("Burkina Faso", [], is_stub=True),
@@ -133,3 +137,42 @@ def test_alias_title_reads_acronyms_and_leads(graph: MemoryGraph) -> None:
     assert alias_title(graph, "Oscars") == "Academy Awards"
     assert alias_title(graph, "Algeria") is None  # a title already
     assert alias_title(graph, "Mali") is None  # written, but not as the lead's subject
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "runs"),
+    [
+        ("UK", "Aberdeen is a city in Scotland, United Kingdom.", ["United Kingdom"]),
+        ("USA", "the United States of America and the USSR", ["United States of America"]),
+        ("S Johnston", "General Albert Sidney Johnston served", ["Sidney Johnston"]),
+        ("A. S. Johnston", "General Albert Sidney Johnston served", ["Albert Sidney Johnston"]),
+        ("US", "let us say the united states", []),  # lower case spells nothing
+        ("UK", "The UK is", []),  # the name as written is not another way of writing it
+    ],
+)
+def test_spelled_out_finds_initialisms_and_initials_in_the_evidence(
+    name: str, text: str, runs: list[str]
+) -> None:
+    assert spelled_out(name, text) == runs
+
+
+def test_a_name_written_with_initials_grounds_the_article_it_abbreviates(
+    graph: MemoryGraph,
+) -> None:
+    johnston = [_ev("Albert Sidney Johnston", "Albert Sidney Johnston served in three armies.")]
+    found = grounding(graph, "How many armies was A. S. Johnston a general in?", johnston)
+    assert found.found == ("Albert Sidney Johnston",) and not found.weak
+    # without evidence that writes the name in full, nothing says who "A. S." is
+    assert "Albert Sidney Johnston" not in grounding(graph, "Who was X. Y. Johnston?").found
+
+
+def test_an_initialism_the_evidence_spells_out_is_quoted_in_full(graph: MemoryGraph) -> None:
+    """ "the UK" is mentioned when a section writes "United Kingdom", and an answer that
+    quotes "United Kingdom" is about it."""
+    aberdeen = [_ev("Aberdeen", "Aberdeen is a city in Scotland, in the United Kingdom.")]
+    uk = grounding(graph, "Aberdeen is in which part of the UK?", aberdeen)
+    assert uk.grounded and uk.mentioned == ("Aberdeen", "UK")  # no article about Aberdeen
+    assert uk.answers_about("Aberdeen is a city in Scotland, in the United Kingdom. [1]")
+    assert not uk.answers_about("Aberdeen is a city. [1]")
+    # with no section that spells it out, "UK" is not in the graph
+    assert not grounding(graph, "Aberdeen is in which part of the UK?").grounded
