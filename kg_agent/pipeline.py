@@ -50,7 +50,7 @@ from kg_agent.retrieval.hybrid import HybridRetriever
 from kg_agent.retrieval.keyword import KeywordRetriever, text_off
 from kg_agent.retrieval.multi_query import MultiQueryRetriever
 from kg_agent.retrieval.rerank import GraphReranker, RerankWeights
-from kg_agent.retrieval.semantic import SEMANTIC_OFF, SemanticRetriever
+from kg_agent.retrieval.semantic import SEMANTIC_OFF, SemanticRetriever, embed_few
 from kg_agent.retrieval.stages import (
     GraphRerank,
     QualityFilter,
@@ -187,7 +187,7 @@ class GraphComponents:
         out: FactRetriever = self._once(
             ("facts",),
             lambda: FactRetriever(
-                self.store, embed=self.embedder.embed if self.dense.enabled else None
+                self.store, embed=embed_few(self.embedder) if self.dense.enabled else None
             ),
         )
         return out

@@ -33,6 +33,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -224,9 +225,25 @@ def _comparable(rows: Sequence[FactRow], dated: bool) -> str | None:
     return None
 
 
-def _groups(rows: Sequence[FactRow]) -> dict[tuple[str, str, str], list[FactRow]]:
+class _Keyed(Protocol):
+    """A fact item's place and key (a :class:`FactRow`, or a :class:`FactKey` alone)."""
+
+    @property
+    def article(self) -> str: ...
+    @property
+    def sub_box(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def raw_key(self) -> str: ...
+
+
+_K = TypeVar("_K", bound=_Keyed)
+
+
+def _groups(rows: Sequence[_K]) -> dict[tuple[str, str, str], list[_K]]:
     """Fact items grouped into facts: (article, sub-box, key) → items in page order."""
-    out: dict[tuple[str, str, str], list[FactRow]] = {}
+    out: dict[tuple[str, str, str], list[_K]] = {}
     for r in rows:
         if r.key not in _NOT_ASKED:
             out.setdefault((r.article, r.sub_box, r.key), []).append(r)
@@ -391,7 +408,11 @@ class FactRetriever(Retriever):
         named = list(entities)
         if " whose " in f" {q.text.lower()} ":  # "the state whose largest city is Anchorage"
             named += [t for n in q.names if (t := self.store.resolve_title(n)) is not None]
-        naming = _groups([r for r in self.store.facts_naming(named) if r.article not in entities])
+        # the facts naming the entity by their keys alone: the ones a hop follows are then
+        # read whole among their articles' facts, which the hop reads anyway
+        naming = _groups(
+            [r for r in self.store.fact_keys_naming(named) if r.article not in entities]
+        )
         phrase = " ".join(w for w, _ in rel)
         out: list[tuple[tuple[FactRow, ...], tuple[FactRow, ...]]] = []
         # one hop: the entity's own facts
@@ -408,11 +429,18 @@ class FactRetriever(Retriever):
             if len(targets) >= _MAX_HOPS_FROM:
                 break
         # two hops the other way: facts of the articles whose fact names the entity
-        for rows in naming.values():
-            if self._first_hop(rel, rows) > 0:
-                targets.setdefault(rows[0].article, (rows[0],))
-        if targets:
-            for rows in _groups(self.store.facts_of(list(targets))).values():
+        backward: dict[str, str] = {}  # article → the id of its item naming the entity
+        for named_by in naming.values():
+            owner, item = named_by[0].article, named_by[0].id
+            if self._first_hop(rel, named_by) > 0 and owner not in targets:
+                backward.setdefault(owner, item)
+        if targets or backward:
+            fetched = self.store.facts_of([*targets, *backward])
+            whole = {r.id: r for r in fetched if r.article in backward}
+            for article, item in backward.items():
+                if item in whole:
+                    targets.setdefault(article, (whole[item],))
+            for rows in _groups(fetched).values():
                 via = targets.get(rows[0].article, ())
                 if via and via[0].key != rows[0].key:
                     out.append((tuple(rows), via))
@@ -515,7 +543,7 @@ class FactRetriever(Retriever):
             x[i, col] = values[i]
             x[i, rank_col] = 1.0 / rank
 
-    def _first_hop(self, rel: list[tuple[str, tuple[str, ...]]], rows: Sequence[FactRow]) -> float:
+    def _first_hop(self, rel: list[tuple[str, tuple[str, ...]]], rows: Sequence[_Keyed]) -> float:
         """How much of the relation a fact explains by the table alone (a hop to follow)."""
         coverage, _ = self._explained(rel, [(rows[0].key, rows[0].raw_key)], {})
         return coverage

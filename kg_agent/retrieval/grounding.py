@@ -252,7 +252,7 @@ def _linked_stub(store: GraphReader, text: str, name: str, name_words: list[str]
     for t in dict.fromkeys(c for c in candidates if c):
         if set(words(fold(t.split(" (")[0]))) != set(name_words) and t not in spans:
             continue  # the name's own title, not one that holds it ("US Open" for "US")
-        if store.facts_naming([t]) or store.link_neighbourhood([t], limit=1):
+        if store.fact_keys_naming([t]) or store.link_neighbourhood([t], limit=1):
             return t
     return None
 

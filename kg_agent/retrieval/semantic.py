@@ -20,12 +20,12 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from kg_agent.embedding import Embedder
+from kg_agent.embedding import Embedder, FloatArray
 from kg_agent.exceptions import InvalidArgumentError, SchemaMismatchError
 from kg_agent.language.question import query_text
 from kg_agent.retrieval.base import Evidence, Query, RetrievalResult, Retriever
@@ -82,6 +82,19 @@ def _query_threads(embedder: Embedder) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def embed_few(embedder: Embedder) -> Callable[[list[str]], FloatArray]:
+    """``embedder.embed`` for a few short texts a call (key names, a question), on the
+    query's torch threads (:func:`_query_threads`): faster on busy cores, and the same
+    numbers in whichever thread of the process calls it (the fact search runs in one of
+    its own: a thread's torch threads are its own, and two teams sum in another order)."""
+
+    def embed(texts: list[str]) -> FloatArray:
+        with _query_threads(embedder):
+            return embedder.embed(texts)
+
+    return embed
 
 
 class SemanticRetriever(Retriever):

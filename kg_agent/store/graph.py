@@ -47,7 +47,6 @@ from kg_agent.store.reads import (
     RECENT,
     UNINDEXED,
     ArticleRow,
-    FactRow,
     GraphReads,
     IndexStatus,
 )
@@ -245,8 +244,8 @@ class GraphStore(GraphReads, VectorWrites):
         self._row_counts: dict[str, int] = {}
         # article rows by title, for read-only stores only (a writer changes them)
         self._row_cache: dict[str, ArticleRow] | None = {} if read_only else None
-        # fact items by (title, naming), for read-only stores only (see ``_fact_rows``)
-        self._fact_cache: dict[tuple[str, bool], list[FactRow]] | None = {} if read_only else None
+        # fact items by (title, query), for read-only stores only (see ``_fact_rows``)
+        self._fact_cache: dict[tuple[str, str], list[Any]] | None = {} if read_only else None
 
     # ------------------------------------------------------------------ open/close
     @classmethod

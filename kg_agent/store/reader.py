@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from kg_agent.store.reads import FactRow, SectionHit
+from kg_agent.store.reads import FactKey, FactRow, SectionHit
 
 __all__ = ["GraphReader"]
 
@@ -64,4 +64,5 @@ class GraphReader(Protocol):
     # the infobox facts (empty on a graph of schema 3)
     def facts_of(self, titles: Sequence[str]) -> list[FactRow]: ...
     def facts_naming(self, titles: Sequence[str]) -> list[FactRow]: ...
+    def fact_keys_naming(self, titles: Sequence[str]) -> list[FactKey]: ...
     def article_kinds(self, titles: Sequence[str]) -> dict[str, str]: ...

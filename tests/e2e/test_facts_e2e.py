@@ -115,6 +115,12 @@ def test_a_reader_reads_facts_and_kinds_as_the_graph_holds_them(db: Path) -> Non
                 )
                 assert sorted((r.article, r.key, r.item) for r in store.facts_of([t])) == own
                 assert sorted((r.article, r.key, r.item) for r in store.facts_naming([t])) == naming
+                # their keys alone, the same items in the same order
+                whole = store.facts_naming([t])
+                assert [
+                    (k.id, k.article, k.sub_box, k.key, k.raw_key)
+                    for k in store.fact_keys_naming([t])
+                ] == [(r.id, r.article, r.sub_box, r.key, r.raw_key) for r in whole]
             kinds = store.article_kinds([*titles, "No such article"])
             assert kinds == {
                 t: store.query("MATCH (a:Article {title: $t}) RETURN a.kind AS k", {"t": t})[0]["k"]

@@ -22,7 +22,7 @@ from kg_agent.ingest.infobox import extract_boxes
 from kg_agent.ingest.kinds import entity_kind
 from kg_agent.ingest.shards import fact_rows
 from kg_agent.language.tokens import words
-from kg_agent.store import FactRow, SectionHit
+from kg_agent.store import FactKey, FactRow, SectionHit
 
 __all__ = ["MemoryArticle", "MemoryGraph"]
 
@@ -252,6 +252,10 @@ class MemoryGraph:
     def facts_naming(self, titles: Sequence[str]) -> list[FactRow]:
         wanted = set(titles)
         return [f for rows in self._facts.values() for f in rows if f.target in wanted]
+
+    def fact_keys_naming(self, titles: Sequence[str]) -> list[FactKey]:
+        rows = self.facts_naming(titles)
+        return [FactKey(f.id, f.article, f.sub_box, f.key, f.raw_key) for f in rows]
 
     def article_kinds(self, titles: Sequence[str]) -> dict[str, str]:
         return {t: self._kinds[t] for t in dict.fromkeys(titles) if t in self._kinds}
