@@ -14,6 +14,12 @@ and the cold start of ``kg-agent ask``. It fits each figure to ``a * N^b`` (the 
     .venv/bin/python scripts/bench_scale.py --sizes 10000,100000 --json bench_out/scale.json
     .venv/bin/python scripts/bench_scale.py --sizes 1000000 --dump-dir /big/disk --keep
     .venv/bin/python scripts/bench_scale.py --report bench_out/scale-*.json   # fit + project
+    .venv/bin/python scripts/bench_scale.py --asks OLD_TREE=old.kuzu,.=new.kuzu --rounds 4
+
+``--asks`` measures the warm ``ask`` alone, on graphs already loaded (each with the checkout
+that loaded it), the checkouts alternating round by round: a load's single query run moves
+±20 % from run to run on a busy 2-core machine, and alternating rounds shows a change of a
+few per cent.
 
 Dumps are cached in ``--dump-dir`` (``synthwiki-N-pages-articles.xml``); ``--multistream``
 also loads the multistream ``.bz2`` variant. Needs ~10 GB of XML and ~6 GB of graph per 1M
@@ -437,6 +443,52 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         print(" | ".join(vals))
 
 
+def _tree_graphs(value: str) -> list[tuple[Path, Path]]:
+    pairs = []
+    for item in value.split(","):
+        tree, sep, graph = item.partition("=")
+        if not sep:
+            raise argparse.ArgumentTypeError(f"{item!r} is not TREE=GRAPH")
+        pairs.append((Path(tree).resolve(), Path(graph).resolve()))
+    return pairs
+
+
+def bench_asks(args: argparse.Namespace) -> None:
+    """Warm ``ask`` of each (checkout, graph) pair, the pairs alternating ``--rounds`` times
+    (the same generated questions for every pair); a table of each round's p50 and the
+    median of the rounds, and the rounds in ``--json``."""
+    pairs: list[tuple[Path, Path]] = args.asks
+    names = [f"{t.name}={g.name}" for t, g in pairs]
+    names = [n if names.count(n) == 1 else f"{n} #{i + 1}" for i, n in enumerate(names)]
+    runs: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
+    for rnd in range(args.rounds):
+        for name, (tree, graph) in zip(names, pairs, strict=True):
+            r = bench_queries(graph, args.questions, tree)
+            runs[name].append(r)
+            print(f"round {rnd + 1}: {name}: warm p50 {r['warm_p50_ms']} ms", flush=True)
+    first = names[0]
+    base = statistics.median(r["warm_p50_ms"] for r in runs[first])
+    print()
+    print("tree=graph | warm p50 per round (ms) | median | against the first")
+    summary = []
+    for name in names:
+        p50s = [r["warm_p50_ms"] for r in runs[name]]
+        med = statistics.median(p50s)
+        change = 100 * (med / base - 1) if base else 0.0
+        summary.append({"pair": name, "p50s_ms": p50s, "median_p50_ms": med, "change": change})
+        print(f"{name} | {' / '.join(f'{v:.1f}' for v in p50s)} | {med:.1f} | {change:+.1f} %")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        doc = {
+            "machine": {"cpu": cpu_model(), "cores": os.cpu_count()},
+            "command": " ".join(sys.argv),
+            "asks": summary,
+            "runs": runs,
+        }
+        args.json.write_text(json.dumps(doc, indent=1))
+        print(f"saved {args.json}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000", help="comma list of article counts")
@@ -459,7 +511,16 @@ def main() -> None:
     ap.add_argument(
         "--hnsw-sizes", help="also time Kùzu's HNSW build over this many random vectors (list)"
     )
+    ap.add_argument(
+        "--asks",
+        type=_tree_graphs,
+        help="only the warm ask: TREE=GRAPH pairs (comma list), measured in alternating rounds",
+    )
+    ap.add_argument("--rounds", type=int, default=4, help="rounds of --asks")
     args = ap.parse_args()
+    if args.asks:
+        bench_asks(args)
+        return
     args.dump_dir.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     if args.report:

@@ -116,3 +116,21 @@ def test_parse_digest_tells_identical_output_from_a_change(tmp_path: Path) -> No
     )
     assert changed.returncode == 1
     assert json.loads(out.read_text())["first_differing_pages"] == [3]
+
+
+def test_bench_scale_measures_the_ask_alone_in_alternating_rounds(
+    tmp_path: Path, sample_graph: tuple[Path, LoadReport]
+) -> None:
+    """``--asks``: the warm ask of checkouts on graphs already loaded, round by round."""
+    graph = copy_graph(sample_graph[0], tmp_path / "sample.kuzu")
+    out = tmp_path / "asks.json"
+    cmd = [sys.executable, str(ROOT / "scripts" / "bench_scale.py")]
+    args = ["--asks", f"{ROOT}={graph},{ROOT}={graph}", "--rounds", "2", "--questions", "2"]
+    proc = subprocess.run(
+        [*cmd, *args, "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    saved = json.loads(out.read_text())
+    assert [len(a["p50s_ms"]) for a in saved["asks"]] == [2, 2]
+    assert saved["asks"][0]["change"] == 0.0 and all(a["median_p50_ms"] > 0 for a in saved["asks"])
+    assert "against the first" in proc.stdout
