@@ -51,6 +51,8 @@ FEATURES: tuple[str, ...] = (
     "topic_key_similarity",
     # 1 / rank of topic_key_similarity among the question's candidates
     "similarity_rank",
+    # share of the short answer's words the question already writes
+    "echo",
 )
 #: Features that need the embedder: zero, and a model fitted without them, when the
 #: graph has no vectors.

@@ -40,7 +40,7 @@ import numpy as np
 from kg_agent.language.question import Question, as_question
 from kg_agent.language.relations import KIND_KEY_WORDS, key_label, key_terms, relation_terms
 from kg_agent.language.shape import AnswerKind
-from kg_agent.language.tokens import content_tokens, fold
+from kg_agent.language.tokens import content_tokens, content_words, fold
 from kg_agent.retrieval.base import (
     Evidence,
     FactStatement,
@@ -145,6 +145,13 @@ _EXTRA_WORD = 0.05  # a key's word the question does not ask, off its score
 _FACT_THREADS = 4
 _RECENT = 0.02  # the score a fact of this year gains over one of long ago (ties only)
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+_NUMBERED = re.compile(r"(\d+)$")
+#: The last word of a numbered key that names its row of the box: ``leader_title2 =
+#: Prime Minister`` names ``leader_name2``; ``established_event1 = Independence`` names
+#: ``established_date1``; ``office1`` names ``term_start1`` (a template convention of
+#: Wikipedia's boxes, not of a question).
+_ROW_NAMERS = frozenset(["title", "event", "office", "label"])
+_MAX_TITLE_WORDS = 8
 
 
 def _means(means: Sequence[str], key: str, raw_key: str) -> bool:
@@ -153,15 +160,58 @@ def _means(means: Sequence[str], key: str, raw_key: str) -> bool:
     return any(m in terms or m in key for m in means)
 
 
-def _unasked_words(rel: list[tuple[str, tuple[str, ...]]], raw_key: str) -> int:
-    """The words of a key's name that no relation word means (units and numbers
-    aside): "density" of ``population_density_km2`` for "How many people…?"."""
+def _unasked_words(rel: list[tuple[str, tuple[str, ...]]], label: str) -> int:
+    """The words of a key's name (``label``) that no relation word means (units and
+    numbers aside): "density" of ``population_density_km2`` for "How many people…?"."""
     asked = {m for _, means in rel for m in means}
-    return sum(
-        1
-        for w in key_label(raw_key).split()
-        if len(w) > 2 and not any(m in w or w in m for m in asked)
-    )
+    return sum(1 for w in label.split() if len(w) > 2 and not any(m in w or w in m for m in asked))
+
+
+def _row_number(raw_key: str) -> str | None:
+    """The row a numbered key is of (``leader_name2``: "2"); none for a unit
+    (``area_km2``) or a key without a number."""
+    found = _NUMBERED.search(raw_key)
+    if found is None or key_label(raw_key).endswith(found.group(1)):
+        return None
+    return found.group(1)
+
+
+def _labels(groups: Sequence[Sequence[FactRow]]) -> dict[tuple[str, str, str], str]:
+    """Each fact's name in words: its key's label, and for a numbered key the value of
+    the key that names its row ("leader_name2" beside "leader_title2 = Prime
+    Minister": "Prime Minister leader name"). A box lists its leaders, dates and
+    offices as such rows; the key alone says "leader name" of every one of them. A
+    namer names the keys of its row that share its first words (``leader_title1`` the
+    ``leader_name1``, ``established_event1`` the ``established_date1``), or, when it has
+    none (``office1``), every key of its row."""
+    titles: dict[tuple[str, str, str, str], str] = {}
+    for rows in groups:
+        first = rows[0]
+        row = _row_number(first.raw_key)
+        stem, _, last = key_label(first.raw_key).rpartition(" ")
+        if row and last in _ROW_NAMERS and first.value:
+            title = " ".join(_PAREN.sub("", first.value).split()[:_MAX_TITLE_WORDS])
+            titles.setdefault((first.article, first.sub_box, row, stem), title)
+    out: dict[tuple[str, str, str], str] = {}
+    for rows in groups:
+        first = rows[0]
+        label = key_label(first.raw_key)
+        row = _row_number(first.raw_key)
+        stem, _, last = label.rpartition(" ")
+        if row and last not in _ROW_NAMERS:
+            place = (first.article, first.sub_box, row)
+            named = titles.get((*place, stem)) or titles.get((*place, ""))
+            if named:
+                label = f"{named} {label}"
+        out[(first.article, first.sub_box, first.key)] = label
+    return out
+
+
+def _echo(value: str, asked: set[str]) -> float:
+    """The share of an answer's words the question already writes: an answer seldom
+    repeats its question ("albania prime minister": not "Prime Minister")."""
+    words = content_words(fold(value))
+    return sum(w in asked for w in words) / len(words) if words else 0.0
 
 
 def _fact_years(
@@ -344,11 +394,11 @@ class FactRetriever(Retriever):
     def _explained(
         self,
         rel: list[tuple[str, tuple[str, ...]]],
-        keys: Sequence[tuple[str, str]],
+        keys: Sequence[tuple[str, str, str]],
         similar: dict[str, float],
         named: frozenset[str] = frozenset(),
     ) -> tuple[float, list[int]]:
-        """How much of the relation the keys ``(key, raw_key)`` explain (0..1), and how
+        """How much of the relation the keys ``(key, raw_key, label)`` explain (0..1), and how
         many words each key explains (a chain must use both of its keys). A word some
         key of the subject means by the table (``named``: "music" → ``composer``) is
         not matched to another key by name similarity ("wrote music" is like "writer")."""
@@ -362,10 +412,11 @@ class FactRetriever(Retriever):
             weight = 0.5 if word in _TYPE_WORDS or (nouns and word in _VERBS) else 1.0
             total += weight
             best = 0.0
-            for i, (key, raw) in enumerate(keys):
-                match = 1.0 if _means(means, key, raw) else 0.0
+            for i, (key, raw, label) in enumerate(keys):
+                said = label.lower().split()
+                match = 1.0 if _means(means, key, raw) or any(m in said for m in means) else 0.0
                 if not match and word not in named:
-                    sim = similar.get(key_label(raw), 0.0)
+                    sim = similar.get(label, 0.0)
                     match = sim if sim >= _EMBED_MATCH else 0.0
                 if match > 0 and match >= best:
                     if match > best:
@@ -389,6 +440,8 @@ class FactRetriever(Retriever):
             return 1.0
         best = 0.0
         for r in rows:
+            if r.kind == "link" and not articles:
+                continue  # an article is never a date or a number
             if r.kind == "link":
                 k = kinds.get(r.target, "")
                 best = max(best, 1.0 if k in articles else (0.5 if k in ("", "other") else 0.0))
@@ -444,9 +497,15 @@ class FactRetriever(Retriever):
                 via = targets.get(rows[0].article, ())
                 if via and via[0].key != rows[0].key:
                     out.append((tuple(rows), via))
-        labels = [key_label(rows[0].raw_key) for rows, _ in out]
-        labels += [key_label(v[0].raw_key) for _, v in out if v]
-        similar = self._similar(phrase, labels)
+        label_of = _labels([*own.values(), *(rows for rows, via in out if via)])
+        label_of.update(_labels([v for _, v in out if v]))
+
+        def label(r: FactRow) -> str:
+            return label_of.get((r.article, r.sub_box, r.key)) or key_label(r.raw_key)
+
+        similar = self._similar(
+            phrase, [label(rows[0]) for rows, _ in out] + [label(v[0]) for _, v in out if v]
+        )
         # the kinds of what the facts link to, which only a question of a kind reads (_fit)
         kinds = (
             self.store.article_kinds(
@@ -467,11 +526,15 @@ class FactRetriever(Retriever):
         kept: list[tuple[tuple[FactRow, ...], tuple[FactRow, ...], float, float]] = []
         dated: list[int] = []
         rows_x: list[list[float]] = []
+        asked = content_words(fold(q.text))
         for answer_rows, via in out:
             first = answer_rows[0]
-            keys = [(first.key, first.raw_key)]
+            value = short_value(answer_rows, q.kind, q.text)
+            if not value:
+                continue  # an empty parameter ("film_name = "): nothing to answer
+            keys = [(first.key, first.raw_key, label(first))]
             if via:
-                keys.insert(0, (via[0].key, via[0].raw_key))
+                keys.insert(0, (via[0].key, via[0].raw_key, label(via[0])))
             coverage, per_key = self._explained(rel, keys, similar, by_table)
             if via and (coverage <= 0 or min(per_key) == 0):
                 continue  # a chain explains a word with each of its two facts
@@ -481,10 +544,11 @@ class FactRetriever(Retriever):
             feats["coverage"] = coverage
             feats["fit"] = fit
             feats["two_hops"] = 1.0 if via else 0.0
-            feats["unasked_words"] = float(min(3, _unasked_words(rel, first.raw_key)))
+            feats["unasked_words"] = float(min(3, _unasked_words(rel, label(first))))
             feats["key_asked"] = 1.0 if any(first.key in means for _, means in rel) else 0.0
             feats["items"] = math.log1p(len(answer_rows))
-            feats["key_similarity"] = similar.get(key_label(first.raw_key), 0.0)
+            feats["key_similarity"] = similar.get(label(first), 0.0)
+            feats["echo"] = _echo(value, asked)
             kept.append((answer_rows, via, coverage, fit))
             rows_x.append([feats[f] for f in FEATURES])
             dated.append(year)
@@ -492,7 +556,9 @@ class FactRetriever(Retriever):
             return []
         x = np.asarray(rows_x, dtype=np.float64)
         self._add_agreement(x, [rows for rows, _, _, _ in kept])
-        self._add_topic_similarity(x, q, [rows for rows, _, _, _ in kept])
+        self._add_topic_similarity(
+            x, q, [f"{rows[0].article} {label(rows[0])}" for rows, _, _, _ in kept]
+        )
         x = np.round(x, 4)  # features as the training script saw them, on any machine
         weights = self.ranker.weights(self.embed is not None)
         scores = weights.scores(x)
@@ -527,14 +593,11 @@ class FactRetriever(Retriever):
         for i, v in enumerate(values):
             x[i, col] = float(min(3, counts[v] - 1)) if v else 0.0
 
-    def _add_topic_similarity(
-        self, x: np.ndarray, q: Question, groups: list[tuple[FactRow, ...]]
-    ) -> None:
-        """Cosine of the question to "topic + key name" of each candidate, and its rank:
-        the match that named the right fact first most often on unseen articles."""
+    def _add_topic_similarity(self, x: np.ndarray, q: Question, texts: list[str]) -> None:
+        """Cosine of the question to "topic + key name" (``texts``) of each candidate, and
+        its rank: the match that named the right fact first most often on unseen articles."""
         if self.embed is None:
             return
-        texts = [f"{rows[0].article} {key_label(rows[0].raw_key)}" for rows in groups]
         sims = self._similar(q.text, texts)
         col = FEATURES.index("topic_key_similarity")
         rank_col = FEATURES.index("similarity_rank")
@@ -545,7 +608,8 @@ class FactRetriever(Retriever):
 
     def _first_hop(self, rel: list[tuple[str, tuple[str, ...]]], rows: Sequence[_Keyed]) -> float:
         """How much of the relation a fact explains by the table alone (a hop to follow)."""
-        coverage, _ = self._explained(rel, [(rows[0].key, rows[0].raw_key)], {})
+        first = rows[0]
+        coverage, _ = self._explained(rel, [(first.key, first.raw_key, "")], {})
         return coverage
 
     def confidence(self, best: FactCandidate) -> float:
@@ -580,7 +644,7 @@ class FactRetriever(Retriever):
             best: tuple[float, FactCandidate, str] | None = None
             for rows in groups.values():
                 first = rows[0]
-                coverage, _ = self._explained(rel, [(first.key, first.raw_key)], {})
+                coverage, _ = self._explained(rel, [(first.key, first.raw_key, "")], {})
                 value = _comparable(rows, dated)
                 if coverage <= 0 or value is None:
                     continue

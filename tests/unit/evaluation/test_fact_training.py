@@ -76,6 +76,8 @@ def _synthetic(n: int, seed: int) -> tuple[list[PlainQuestion], dict[str, Questi
         qid = f"q{i}"
         questions.append(_q(qid, f"Article {i // 2}"))
         x = rng.random((6, len(FEATURES))).round(4)
+        for f in ("coverage", "fit"):  # the wrong ones explain less than all of it
+            x[:, FEATURES.index(f)] = (0.7 * x[:, FEATURES.index(f)]).round(4)
         y = np.zeros(6)
         if i % 4:  # three in four have a right candidate
             right = int(rng.integers(6))

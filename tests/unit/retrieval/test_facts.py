@@ -10,7 +10,7 @@ from kg_agent.entities import QuestionEntityLinker
 from kg_agent.language.question import Question
 from kg_agent.language.shape import AnswerKind
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
-from kg_agent.retrieval.facts import FactRetriever, WithFacts, short_value
+from kg_agent.retrieval.facts import FactRetriever, WithFacts, _groups, _labels, short_value
 from tests.support.memory_graph import MemoryArticle, MemoryGraph
 
 ALABAMA = """{{Infobox U.S. state
@@ -56,6 +56,22 @@ SONG = """{{Infobox song
 | composer = [[Samuel A. Ward]]
 | published = 1895
 }}"""
+ALBANIA = """{{Infobox country
+| common_name = Albania
+| leader_title1 = [[President of Albania|President]]
+| leader_name1 = [[Bujar Nishani]]
+| leader_title2 = [[Prime Minister of Albania|Prime Minister]]
+| leader_name2 = [[Edi Rama]]
+| established_event1 = Independence from the [[Ottoman Empire]]
+| established_date1 = 28 November 1912
+| area_km2 = 28,748
+}}"""
+ACTRIUS = """{{Infobox film
+| name = Actrius
+| film name = (Catalan)
+| director = [[Ventura Pons]]
+| released = 17 January 1997
+}}"""
 ARISTOTLE = """{{Infobox philosopher
 | name = Aristotle
 | birth_date = 384 BC {{longitem|padding-top:0;line-height:1.4em
@@ -79,6 +95,8 @@ def graph() -> MemoryGraph:
             _article("Albert Einstein", EINSTEIN, categories=["1879 births"]),
             _article("America the Beautiful", SONG),
             _article("Aristotle", ARISTOTLE, categories=["384 BC births"]),
+            _article("Albania", ALBANIA, categories=["Countries in Europe"]),
+            _article("Actrius", ACTRIUS, categories=["1997 films"]),
             _article("Luanda", text="Luanda is the capital and largest city of Angola."),
             _article("Montgomery, Alabama", text="Montgomery is the capital of Alabama."),
             _article("Juneau, Alaska", text="Juneau is the capital of Alaska."),
@@ -120,12 +138,34 @@ def answer(graph: MemoryGraph, linker: QuestionEntityLinker, text: str) -> str |
         ("Who was Einstein's first wife?", "Mileva Marić"),
         # for where: the place itself, not the whole value with its date
         ("Where was Aristotle born?", "Stagira"),
+        # a box's numbered rows: the row's title names its other keys
+        ("albania prime minister", "Edi Rama"),
+        ("who is the president of albania", "Bujar Nishani"),
+        ("when did albania become independent from the ottoman empire", "28 November 1912"),
+        # a linked article (the director) is never a date
+        ("when was actrius released", "17 January 1997"),
     ],
 )
 def test_a_fact_answers_the_question_its_relation_names(
     graph: MemoryGraph, linker: QuestionEntityLinker, question: str, expected: str
 ) -> None:
     assert answer(graph, linker, question) == expected
+
+
+def test_a_numbered_row_is_named_by_its_title_and_a_unit_is_no_row(graph: MemoryGraph) -> None:
+    labels = _labels(list(_groups(graph.facts_of(["Albania"])).values()))
+    assert labels[("Albania", "", "leadername2")] == "Prime Minister leader name"
+    assert labels[("Albania", "", "leadertitle2")] == "leader title"
+    assert labels[("Albania", "", "establisheddate1")].startswith("Independence from the Ottoman")
+    assert labels[("Albania", "", "areakm2")] == "area km2"  # "2" is a power, not row 2
+
+
+def test_an_empty_parameter_is_no_candidate(
+    graph: MemoryGraph, linker: QuestionEntityLinker
+) -> None:
+    question = Question("what is the film name of actrius", link=linker.link_any_case)
+    keys = [c.key for c in FactRetriever(graph).candidates(question)]
+    assert "director" in keys and "filmname" not in keys
 
 
 def test_fact_evidence_is_cited_like_a_section(
