@@ -204,7 +204,12 @@ def test_build_synthesis_context_numbers_the_evidence_into_the_prompt(
     evidence = agent.query(QUESTION).evidence
     numbered, prompt = agent._build_synthesis_context(QUESTION, evidence)
     assert QUESTION in prompt and numbered.text in prompt
-    assert [ev.section_id for _, ev in numbered.items] == [ev.section_id for ev in evidence]
+    # every section once, numbered 1..n, grouped by article in the order the articles
+    # first come (a result's evidence runs cited first, which may interleave articles)
+    titles = list(dict.fromkeys(ev.title for ev in evidence))
+    grouped = [ev.section_id for t in titles for ev in evidence if ev.title == t]
+    assert [ev.section_id for _, ev in numbered.items] == grouped
+    assert [n for n, _ in numbered.items] == list(range(1, len(evidence) + 1))
 
 
 def test_a_failed_expansion_searches_the_question_alone_and_logs(
