@@ -509,10 +509,17 @@ def evidence_support(question: str, evidence: Sequence[Evidence]) -> float:
 
 
 def _trim(sentences: list[Sentence], limit: int, keep: int = 1) -> list[Sentence]:
-    """Answer sentences up to ``limit`` words; the first ``keep`` are always kept."""
+    """Answer sentences up to ``limit`` words; the first ``keep`` are always kept. A text
+    is quoted once: an article may write one sentence twice ("Their son married an
+    Armenian." in two sections), and a second copy says nothing new."""
     out: list[Sentence] = []
+    seen: set[str] = set()
     used = 0
     for s in sentences:
+        text = " ".join(s.text.split()).casefold()
+        if text in seen:
+            continue
+        seen.add(text)
         n = len(s.text.split())
         if len(out) >= keep and used + n > limit:
             break

@@ -222,6 +222,23 @@ def test_with_no_short_answer_shown_the_best_sentences_are_shown_past_the_budget
     assert any("1851" in s.text for s in reading.sentences)
 
 
+def test_a_sentence_an_article_writes_twice_is_quoted_once() -> None:
+    # an article may repeat a sentence in two sections; its second copy says nothing new
+    family = ev("Andre Agassi", "Agassi's father was from Iran. Their son married an Armenian.")
+    later = Evidence(
+        "Andre Agassi::Personal life",
+        "Andre Agassi",
+        "Personal life",
+        "",
+        "Their son married an Armenian. Agassi married Steffi Graf in 2001.",
+        0.5,
+    )
+    reading = read_evidence("Who is Andre Agassi married to?", numbered(family, later))
+    texts = [s.text for s in reading.sentences]
+    assert texts.count("Their son married an Armenian.") == 1
+    assert any("Steffi Graf" in t for t in texts)
+
+
 def test_multistep_chain_linked_evidence_is_the_second_hop() -> None:
     # the film's text does not name the director's article: only the multi-step bridge
     # round links them, and its chain-linked evidence is where the answer is read
