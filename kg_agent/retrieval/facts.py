@@ -28,12 +28,10 @@ the model's bold threshold. Otherwise the text retrievers answer as before.
 from __future__ import annotations
 
 import math
-import re
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -50,24 +48,18 @@ from kg_agent.retrieval.base import (
     score_offset,
 )
 from kg_agent.retrieval.fact_ranker import FEATURES, FactRanker, default_ranker
+from kg_agent.retrieval.fact_rows import (
+    Keyed,
+    answer_echo,
+    fact_years,
+    group_facts,
+    row_labels,
+    short_value,
+)
 from kg_agent.store import FactRow, GraphReader
 
-__all__ = ["FactCandidate", "FactRetriever", "WithFacts"]
+__all__ = ["FactCandidate", "FactRetriever", "WithFacts", "short_value"]
 
-#: Keys that name the subject or lay out the box, never what a question asks.
-_NOT_ASKED = frozenset(
-    [
-        "name",
-        "fullname",
-        "conventionallongname",
-        "commonname",
-        "imagecaption",
-        "symboltype",
-        "type",
-        "website",
-        "signature",
-    ]
-)
 #: Relation words that name the answer's type ("which country") more than a key: a key
 #: that explains them counts half.
 _TYPE_WORDS = frozenset(
@@ -108,8 +100,6 @@ _VERBS = frozenset(
 _EMBED_MATCH = 0.55  # a relation phrase and a key name this similar: a partial match
 _MAX_CACHED_LABELS = 50_000  # key names and "topic key" texts whose vectors are kept
 _MAX_HOPS_FROM = 12  # link items followed from an entity's best-matching facts
-_MAX_VALUE_ITEMS = 3  # items a short answer lists before "…"
-_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
 
 #: What the question asks (its answer kind) → item kinds and target article kinds that
 #: fit it: (literal kinds, article kinds).
@@ -144,14 +134,6 @@ _EXTRA_WORD = 0.05  # a key's word the question does not ask, off its score
 #: answers several questions at once)
 _FACT_THREADS = 4
 _RECENT = 0.02  # the score a fact of this year gains over one of long ago (ties only)
-_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
-_NUMBERED = re.compile(r"(\d+)$")
-#: The last word of a numbered key that names its row of the box: ``leader_title2 =
-#: Prime Minister`` names ``leader_name2``; ``established_event1 = Independence`` names
-#: ``established_date1``; ``office1`` names ``term_start1`` (a template convention of
-#: Wikipedia's boxes, not of a question).
-_ROW_NAMERS = frozenset(["title", "event", "office", "label"])
-_MAX_TITLE_WORDS = 8
 
 
 def _means(means: Sequence[str], key: str, raw_key: str) -> bool:
@@ -165,74 +147,6 @@ def _unasked_words(rel: list[tuple[str, tuple[str, ...]]], label: str) -> int:
     numbers aside): "density" of ``population_density_km2`` for "How many people…?"."""
     asked = {m for _, means in rel for m in means}
     return sum(1 for w in label.split() if len(w) > 2 and not any(m in w or w in m for m in asked))
-
-
-def _row_number(raw_key: str) -> str | None:
-    """The row a numbered key is of (``leader_name2``: "2"); none for a unit
-    (``area_km2``) or a key without a number."""
-    found = _NUMBERED.search(raw_key)
-    if found is None or key_label(raw_key).endswith(found.group(1)):
-        return None
-    return found.group(1)
-
-
-def _labels(groups: Sequence[Sequence[FactRow]]) -> dict[tuple[str, str, str], str]:
-    """Each fact's name in words: its key's label, and for a numbered key the value of
-    the key that names its row ("leader_name2" beside "leader_title2 = Prime
-    Minister": "Prime Minister leader name"). A box lists its leaders, dates and
-    offices as such rows; the key alone says "leader name" of every one of them. A
-    namer names the keys of its row that share its first words (``leader_title1`` the
-    ``leader_name1``, ``established_event1`` the ``established_date1``), or, when it has
-    none (``office1``), every key of its row."""
-    titles: dict[tuple[str, str, str, str], str] = {}
-    for rows in groups:
-        first = rows[0]
-        row = _row_number(first.raw_key)
-        stem, _, last = key_label(first.raw_key).rpartition(" ")
-        if row and last in _ROW_NAMERS and first.value:
-            title = " ".join(_PAREN.sub("", first.value).split()[:_MAX_TITLE_WORDS])
-            titles.setdefault((first.article, first.sub_box, row, stem), title)
-    out: dict[tuple[str, str, str], str] = {}
-    for rows in groups:
-        first = rows[0]
-        label = key_label(first.raw_key)
-        row = _row_number(first.raw_key)
-        stem, _, last = label.rpartition(" ")
-        if row and last not in _ROW_NAMERS:
-            place = (first.article, first.sub_box, row)
-            named = titles.get((*place, stem)) or titles.get((*place, ""))
-            if named:
-                label = f"{named} {label}"
-        out[(first.article, first.sub_box, first.key)] = label
-    return out
-
-
-def _echo(value: str, asked: set[str]) -> float:
-    """The share of an answer's words the question already writes: an answer seldom
-    repeats its question ("albania prime minister": not "Prime Minister")."""
-    words = content_words(fold(value))
-    return sum(w in asked for w in words) / len(words) if words else 0.0
-
-
-def _fact_years(
-    rows: Sequence[FactRow], companions_only: bool = False
-) -> dict[tuple[str, str, str], int]:
-    """The year each fact is of: its ``…_year`` companion ("population_estimate_year =
-    2016"), else (unless ``companions_only``) a year its value writes ("9,574,000 (2014)")."""
-    values: dict[tuple[str, str, str], str] = {}
-    for r in rows:
-        values.setdefault((r.article, r.sub_box, r.key), r.value)
-    out: dict[tuple[str, str, str], int] = {}
-    for (article, box, key), value in values.items():
-        companion = values.get((article, box, key + "year")) or values.get(
-            (article, box, key + "date")
-        )
-        found = _YEAR.findall(companion or "")
-        if not found and not companions_only:
-            found = _YEAR.findall(value)
-        if found:
-            out[(article, box, key)] = max(int(y) for y in found)
-    return out
 
 
 #: Comparatives and the facts they compare, when the question names no other
@@ -275,68 +189,6 @@ def _comparable(rows: Sequence[FactRow], dated: bool) -> str | None:
     return None
 
 
-class _Keyed(Protocol):
-    """A fact item's place and key (a :class:`FactRow`, or a :class:`FactKey` alone)."""
-
-    @property
-    def article(self) -> str: ...
-    @property
-    def sub_box(self) -> str: ...
-    @property
-    def key(self) -> str: ...
-    @property
-    def raw_key(self) -> str: ...
-
-
-_K = TypeVar("_K", bound=_Keyed)
-
-
-def _groups(rows: Sequence[_K]) -> dict[tuple[str, str, str], list[_K]]:
-    """Fact items grouped into facts: (article, sub-box, key) → items in page order."""
-    out: dict[tuple[str, str, str], list[_K]] = {}
-    for r in rows:
-        if r.key not in _NOT_ASKED:
-            out.setdefault((r.article, r.sub_box, r.key), []).append(r)
-    return out
-
-
-#: "Einstein's first wife", "the latest holder": which of a fact's items is asked.
-_ORDINALS = (
-    (re.compile(r"\b(?:first|earliest|original)\b", re.I), 0),
-    (re.compile(r"\bsecond\b", re.I), 1),
-    (re.compile(r"\b(?:last|latest|current|most recent)\b", re.I), -1),
-)
-
-
-def short_value(rows: Sequence[FactRow], kind: AnswerKind, question: str = "") -> str:
-    """The short answer a fact gives: a date item for a date question, a number for a
-    number; the item an ordinal of ``question`` picks ("first wife"); for "where", the
-    first item that is no date, the most precise place (``birth_date = 384 BC [[Stagira]],
-    [[Chalkidiki]], …``: Stagira); else the value
-    (at most :data:`_MAX_VALUE_ITEMS` items, a trailing parenthesis dropped)."""
-    named = [r for r in rows if r.item and r.kind not in ("date", "year", "number")]
-    if len({r.item for r in named}) >= 2:
-        for pattern, at in _ORDINALS:
-            if pattern.search(question):
-                return _PAREN.sub("", named[at].item).strip(" ;,")
-    if kind is AnswerKind.PLACE and named and (len(named) < len(rows) or len(named) >= 2):
-        # "Stagira, Chalcidice, Northern Greece": the place itself, then what holds it
-        return _PAREN.sub("", named[0].item).strip(" ;,")
-    if kind is AnswerKind.DATE:
-        dated = [r.item for r in rows if r.kind in ("date", "year")]
-        if dated:
-            return dated[0]
-    if kind is AnswerKind.NUMBER:
-        counted = [r.item for r in rows if r.kind == "number"]
-        if counted:
-            return _PAREN.sub("", counted[0])
-    items = list(dict.fromkeys(r.item for r in rows if r.item))
-    value = rows[0].value if rows else ""
-    if len(items) > _MAX_VALUE_ITEMS or len(value.split()) > 12:
-        value = ", ".join(items[:_MAX_VALUE_ITEMS])
-    return _PAREN.sub("", value).strip(" ;,")
-
-
 class FactRetriever(Retriever):
     """Infobox facts that answer a question (see the module docstring).
 
@@ -365,7 +217,7 @@ class FactRetriever(Retriever):
         #: called with (question, candidates, features) for every question that has
         #: candidates: how the training script and ``answers --cv`` see them
         self.observer: Callable[[Question, list[FactCandidate], np.ndarray], None] | None = None
-        self._labels: dict[str, np.ndarray] = {}
+        self.row_labels: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ matching
     def _relation(self, q: Question) -> list[tuple[str, tuple[str, ...]]]:
@@ -382,14 +234,14 @@ class FactRetriever(Retriever):
         """Cosine of ``phrase`` to each key name (cached per name)."""
         if self.embed is None or not phrase or not labels:
             return {}
-        todo = [lb for lb in dict.fromkeys(labels) if lb not in self._labels]
+        todo = [lb for lb in dict.fromkeys(labels) if lb not in self.row_labels]
         if todo:
             for lb, vec in zip(todo, self.embed(todo), strict=True):
-                self._labels[lb] = np.asarray(vec, dtype=np.float32)
-            if len(self._labels) > _MAX_CACHED_LABELS:
-                self._labels = {lb: self._labels[lb] for lb in labels}
+                self.row_labels[lb] = np.asarray(vec, dtype=np.float32)
+            if len(self.row_labels) > _MAX_CACHED_LABELS:
+                self.row_labels = {lb: self.row_labels[lb] for lb in labels}
         q = np.asarray(self.embed([phrase])[0], dtype=np.float32)
-        return {lb: float(self._labels[lb] @ q) for lb in labels}
+        return {lb: float(self.row_labels[lb] @ q) for lb in labels}
 
     def _explained(
         self,
@@ -457,13 +309,13 @@ class FactRetriever(Retriever):
         if not rel or q.kind in (AnswerKind.YES_NO, AnswerKind.CHOICE):
             return []
         entities = list(q.topics)
-        own = _groups(self.store.facts_of(entities))
+        own = group_facts(self.store.facts_of(entities))
         named = list(entities)
         if " whose " in f" {q.text.lower()} ":  # "the state whose largest city is Anchorage"
             named += [t for n in q.names if (t := self.store.resolve_title(n)) is not None]
         # the facts naming the entity by their keys alone: the ones a hop follows are then
         # read whole among their articles' facts, which the hop reads anyway
-        naming = _groups(
+        naming = group_facts(
             [r for r in self.store.fact_keys_naming(named) if r.article not in entities]
         )
         phrase = " ".join(w for w, _ in rel)
@@ -493,12 +345,12 @@ class FactRetriever(Retriever):
             for article, item in backward.items():
                 if item in whole:
                     targets.setdefault(article, (whole[item],))
-            for rows in _groups(fetched).values():
+            for rows in group_facts(fetched).values():
                 via = targets.get(rows[0].article, ())
                 if via and via[0].key != rows[0].key:
                     out.append((tuple(rows), via))
-        label_of = _labels([*own.values(), *(rows for rows, via in out if via)])
-        label_of.update(_labels([v for _, v in out if v]))
+        label_of = row_labels([*own.values(), *(rows for rows, via in out if via)])
+        label_of.update(row_labels([v for _, v in out if v]))
 
         def label(r: FactRow) -> str:
             return label_of.get((r.article, r.sub_box, r.key)) or key_label(r.raw_key)
@@ -522,7 +374,7 @@ class FactRetriever(Retriever):
         )
         # a year the box gives the fact ("population_estimate_year"), not one its value
         # writes (a birth date's): which of two estimates is the latest
-        years = _fact_years([r for rows, _ in out for r in rows], companions_only=True)
+        years = fact_years([r for rows, _ in out for r in rows], companions_only=True)
         kept: list[tuple[tuple[FactRow, ...], tuple[FactRow, ...], float, float]] = []
         dated: list[int] = []
         rows_x: list[list[float]] = []
@@ -548,7 +400,7 @@ class FactRetriever(Retriever):
             feats["key_asked"] = 1.0 if any(first.key in means for _, means in rel) else 0.0
             feats["items"] = math.log1p(len(answer_rows))
             feats["key_similarity"] = similar.get(label(first), 0.0)
-            feats["echo"] = _echo(value, asked)
+            feats["echo"] = answer_echo(value, asked)
             kept.append((answer_rows, via, coverage, fit))
             rows_x.append([feats[f] for f in FEATURES])
             dated.append(year)
@@ -606,7 +458,7 @@ class FactRetriever(Retriever):
             x[i, col] = values[i]
             x[i, rank_col] = 1.0 / rank
 
-    def _first_hop(self, rel: list[tuple[str, tuple[str, ...]]], rows: Sequence[_Keyed]) -> float:
+    def _first_hop(self, rel: list[tuple[str, tuple[str, ...]]], rows: Sequence[Keyed]) -> float:
         """How much of the relation a fact explains by the table alone (a hop to follow)."""
         first = rows[0]
         coverage, _ = self._explained(rel, [(first.key, first.raw_key, "")], {})
@@ -639,8 +491,8 @@ class FactRetriever(Retriever):
         dated = any(m in _DATE_KEYS for _, means in rel for m in means)
         out = []
         for title in titles:
-            groups = _groups(self.store.facts_of([str(title)]))
-            years = _fact_years([r for rows in groups.values() for r in rows])
+            groups = group_facts(self.store.facts_of([str(title)]))
+            years = fact_years([r for rows in groups.values() for r in rows])
             best: tuple[float, FactCandidate, str] | None = None
             for rows in groups.values():
                 first = rows[0]

@@ -10,7 +10,8 @@ from kg_agent.entities import QuestionEntityLinker
 from kg_agent.language.question import Question
 from kg_agent.language.shape import AnswerKind
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
-from kg_agent.retrieval.facts import FactRetriever, WithFacts, _groups, _labels, short_value
+from kg_agent.retrieval.fact_rows import group_facts, row_labels
+from kg_agent.retrieval.facts import FactRetriever, WithFacts, short_value
 from tests.support.memory_graph import MemoryArticle, MemoryGraph
 
 ALABAMA = """{{Infobox U.S. state
@@ -153,7 +154,7 @@ def test_a_fact_answers_the_question_its_relation_names(
 
 
 def test_a_numbered_row_is_named_by_its_title_and_a_unit_is_no_row(graph: MemoryGraph) -> None:
-    labels = _labels(list(_groups(graph.facts_of(["Albania"])).values()))
+    labels = row_labels(list(group_facts(graph.facts_of(["Albania"])).values()))
     assert labels[("Albania", "", "leadername2")] == "Prime Minister leader name"
     assert labels[("Albania", "", "leadertitle2")] == "leader title"
     assert labels[("Albania", "", "establisheddate1")].startswith("Independence from the Ottoman")
