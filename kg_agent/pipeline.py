@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg_agent.answering.reader import evidence_support
+from kg_agent.answering.sentence_ranker import SentenceRanker, default_sentence_weights
 from kg_agent.config import AgentConfig
 from kg_agent.embedding import Embedder
 from kg_agent.entities import EntityResolver, QuestionEntityLinker
@@ -198,6 +199,14 @@ class GraphComponents:
         out: Grounder = self._once(
             ("grounder",),
             lambda: Grounder(self.store, default_grounding_model(), support=evidence_support),
+        )
+        return out
+
+    @property
+    def sentences(self) -> SentenceRanker:
+        """The order of the sentences an offline answer shows (the committed model)."""
+        out: SentenceRanker = self._once(
+            ("sentences",), lambda: SentenceRanker(default_sentence_weights())
         )
         return out
 
@@ -506,7 +515,9 @@ def build_pipeline(components: GraphComponents, config: AgentConfig) -> QueryPip
     llm = None if config.offline else components.llm
     synthesizer: Synthesizer
     if llm is None:
-        synthesizer = ExtractiveSynthesizer(numbering, max_words=config.answer_words)
+        synthesizer = ExtractiveSynthesizer(
+            numbering, max_words=config.answer_words, sentences=components.sentences
+        )
     else:
         fewshot = (
             FewShotManager(config.few_shot_path, embedder=components.embedder)
@@ -520,6 +531,7 @@ def build_pipeline(components: GraphComponents, config: AgentConfig) -> QueryPip
             numbering=numbering,
             fewshot=fewshot,
             answer_words=config.answer_words,
+            sentences=components.sentences,
         )
     return QueryPipeline(
         config=config,

@@ -1,6 +1,7 @@
-"""What the two training scripts share (``train_fact_ranker.py``, ``train_grounding.py``):
-their options, the samples read through the agent or from the committed file, and the
-``--check`` / write step that keeps the committed model reproducible."""
+"""What the training scripts share (``train_fact_ranker.py``, ``train_grounding.py``,
+``train_sentence_ranker.py``): their options, the samples read through the agent or from
+the committed file, and the ``--check`` / write step that keeps the committed model
+reproducible."""
 
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ from kg_agent.answering.evidence import (
     spaced,
 )
 from kg_agent.answering.kinship import kin_paths
+from kg_agent.answering.sentence_ranker import SentenceRanker, default_sentence_ranker
 from kg_agent.answering.verify import verify
 from kg_agent.language.question import Question
 from kg_agent.language.shape import (
@@ -534,8 +535,10 @@ def read_evidence(
     *,
     max_words: int = MAX_ANSWER_WORDS,
     threshold: float = SUPPORT_THRESHOLD,
+    sentences: SentenceRanker | None = None,
 ) -> OfflineReading:
-    """Read numbered evidence for ``question`` (see the module docstring)."""
+    """Read numbered evidence for ``question`` (see the module docstring); ``sentences``
+    orders the sentences shown (default: the committed model's order)."""
     if isinstance(question, Question):
         shape = question.shape
     else:
@@ -544,9 +547,12 @@ def read_evidence(
     if not ctx.sentences:
         return OfflineReading(shape, [], answerable=False, notes=["no evidence"])
     ranked = ctx.ranked()
+    # the short answer is read in the hand-weighted order; what a person reads beside it
+    # (or instead, with nothing in bold) in the learned one
+    shown_order = (sentences or default_sentence_ranker()).order(ctx, ranked)
     support = _support(ctx)
     reading = OfflineReading(shape, [], support=support, answerable=support >= threshold)
-    if _read_fact(ctx, reading, ranked, max_words):
+    if _read_fact(ctx, reading, shown_order, max_words):
         return reading
     decided: tuple[str, tuple[Sentence, ...]] | None = None
     paths = kin_paths(shape.question) if shape.kind is AnswerKind.PERSON else ()
@@ -645,7 +651,7 @@ def read_evidence(
         if ctx.hops:
             reading.sentences = _chain(ctx, ranked, reading.sentences)
     shown = {(s.n, s.position) for s in reading.sentences}
-    rest = [s for s in ranked if (s.n, s.position) not in shown]
+    rest = [s for s in shown_order if (s.n, s.position) not in shown]
     # a chain's two hops are shown together while they fit half again the budget
     pair = sum(len(s.text.split()) for s in reading.sentences[:2])
     keep = 2 if len(reading.sentences) >= 2 and pair <= max_words * 3 // 2 else 1
@@ -656,16 +662,24 @@ def read_evidence(
     if reading.short_answer is not None:
         reading.confidence = _confidence(ctx, reading)
     framed = shape.kind in (AnswerKind.CHOICE, AnswerKind.YES_NO)
-    if not reading.shown and not framed and not ctx.hops and reading.source != "kinship":
-        # nothing in bold: the best sentences, not the unsure candidate's; a reader then
-        # finds the answer in them more often (docs/BENCHMARKS.md, "Answers a person can
-        # trust")
-        reading.sentences = _trim(ranked, max_words, UNSURE_SENTENCES)
+    if not reading.shown and not framed and reading.source != "kinship":
+        # nothing in bold: three sentences, however long: a chain's hops, else the unsure
+        # candidate's own, then the best others in the learned order; a reader then finds
+        # the answer in them more often (docs/BENCHMARKS.md, "Answers a person can trust")
+        if ctx.hops:
+            lead = reading.sentences[:keep]
+        elif reading.short_answer is not None:
+            lead = reading.sentences[:1]
+        else:
+            lead = []
+        taken = {(s.n, s.position) for s in lead}
+        more = [s for s in shown_order if (s.n, s.position) not in taken]
+        reading.sentences = _trim(lead + more, max_words, UNSURE_SENTENCES)
     return reading
 
 
 def _read_fact(
-    ctx: Context, reading: OfflineReading, ranked: list[Sentence], max_words: int
+    ctx: Context, reading: OfflineReading, ranked: Sequence[Sentence], max_words: int
 ) -> bool:
     """An infobox fact that answers the question (the fact retriever's, ranked first):
     its answer, its confidence, its statement first and the text's best sentences after.

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kg_agent.answering.sentence_ranker import SentenceWeights
 from kg_agent.evaluation.trust import Asker, PlainQuestion, TrustResult, matches, run_plain
 from kg_agent.retrieval.fact_ranker import (
     FEATURES,
@@ -60,8 +61,8 @@ _C = 1.0  # inverse regularisation of the ranker
 
 @dataclass(frozen=True)
 class QuestionCandidates:
-    """One question's fact candidates: features (rows: candidates, best first by the
-    model that found them) and whether each one's short answer is right."""
+    """One question's candidates (its facts, or its evidence sentences): features (rows:
+    candidates, in the order the reader found them) and whether each one is right."""
 
     qid: str
     x: np.ndarray
@@ -107,11 +108,16 @@ def collect(
     return out
 
 
-def save_samples(path: str | Path, samples: dict[str, QuestionCandidates]) -> None:
+def save_samples(
+    path: str | Path,
+    samples: dict[str, QuestionCandidates],
+    features: Sequence[str] = FEATURES,
+) -> None:
     """The candidates' features and labels (numbers only), gzipped JSON: what the fit
-    reads, so that it can be reproduced without the graph."""
+    reads, so that it can be reproduced without the graph. ``features``: the names of
+    the columns (the fact ranker's, or another model's: the sentence ranker's)."""
     data = {
-        "features": list(FEATURES),
+        "features": list(features),
         "questions": {
             qid: {"x": s.x.round(4).tolist(), "y": s.y.astype(int).tolist()}
             for qid, s in samples.items()
@@ -122,13 +128,17 @@ def save_samples(path: str | Path, samples: dict[str, QuestionCandidates]) -> No
     Path(path).write_bytes(gzip.compress(text.encode(), mtime=0))
 
 
-def load_samples(path: str | Path) -> dict[str, QuestionCandidates]:
+def load_samples(
+    path: str | Path, features: Sequence[str] = FEATURES
+) -> dict[str, QuestionCandidates]:
     data = json.loads(gzip.decompress(Path(path).read_bytes()))
-    if tuple(data["features"]) != FEATURES:
-        raise ValueError(f"{path}: features {data['features']} are not {list(FEATURES)}")
+    if tuple(data["features"]) != tuple(features):
+        raise ValueError(f"{path}: features {data['features']} are not {list(features)}")
     return {
         qid: QuestionCandidates(
-            qid, np.asarray(q["x"], dtype=np.float64), np.asarray(q["y"], dtype=np.float64)
+            qid,
+            np.asarray(q["x"], dtype=np.float64).reshape(-1, len(features)),
+            np.asarray(q["y"], dtype=np.float64),
         )
         for qid, q in data["questions"].items()
     }
@@ -288,6 +298,8 @@ class CrossValidation:
     rankers: list[FactRanker]
     #: the grounding model of each fold (none when the graph has no vectors)
     grounders: list[GroundingModel | None] = field(default_factory=list)
+    #: the sentence ranker's weights of each fold
+    sentence_orders: list[SentenceWeights] = field(default_factory=list)
 
 
 def cross_validate(
@@ -298,50 +310,58 @@ def cross_validate(
     k: int = 5,
     progress: Callable[[int], None] | None = None,
 ) -> CrossValidation:
-    """Article-disjoint ``k``-fold cross-validation of the fact ranker and the grounding
-    model through the whole agent (``ask`` answers one question with it): candidates
-    and grounding features read once, both models fitted per fold on the other folds'
-    questions, each question answered by the models that never saw its articles; then
-    every question again by the models fitted on all. ``progress`` counts questions
-    over the three passes (3 x len(questions))."""
+    """Article-disjoint ``k``-fold cross-validation of the fact ranker, the grounding
+    model and the sentence ranker through the whole agent (``ask`` answers one question
+    with it): candidates, grounding features and sentences read once, the three models
+    fitted per fold on the other folds' questions, each question answered by the models
+    that never saw its articles; then every question again by the models fitted on all.
+    ``progress`` counts questions over the three passes (3 x len(questions))."""
     from kg_agent.evaluation.grounding_training import observing
+    from kg_agent.evaluation.sentence_training import observing_sentences, train_sentences
 
     facts = agent.components.facts
     grounder = agent.components.grounder
-    before = facts.ranker, grounder.model
+    ranker = agent.components.sentences
+    before = facts.ranker, grounder.model, ranker.weights
     n = len(questions)
 
     def step(offset: int) -> Callable[[int], None] | None:
         return None if progress is None else (lambda done: progress(offset + done))
 
     grounding: dict[str, np.ndarray] = {}
-    with observing(agent, grounding, questions):
+    sentences: dict[str, QuestionCandidates] = {}
+    with observing(agent, grounding, questions), observing_sentences(agent, sentences, questions):
         samples = collect(agent, questions, progress=step(0))
     folds = article_folds(questions, k)
     rankers = []
     grounders: list[GroundingModel | None] = []
+    orders = []
     for f in range(k):
         train = [q for q in questions if folds[q.qid] != f]
         rankers.append(
             train_ranker({q.qid: samples[q.qid] for q in train if q.qid in samples}, train, k=k)
         )
         grounders.append(_grounding_model(grounding, train, k))
+        orders.append(train_sentences(sentences, train, k=k))
     held: dict[str, TrustResult] = {}
     done = 0
     try:
         for f in range(k):
             part = [q for q in questions if folds[q.qid] == f]
-            facts.ranker, grounder.model = rankers[f], grounders[f]
+            facts.ranker, grounder.model, ranker.weights = rankers[f], grounders[f], orders[f]
             offset = n + done
             for r in run_plain(part, ask, progress=step(offset)):
                 held[r.qid] = r
             done += len(part)
         facts.ranker = train_ranker(samples, questions, k=k)
         grounder.model = _grounding_model(grounding, questions, k)
+        ranker.weights = train_sentences(sentences, questions, k=k)
         in_sample = run_plain(questions, ask, progress=step(2 * n))
     finally:
-        facts.ranker, grounder.model = before
-    return CrossValidation([held[q.qid] for q in questions], in_sample, folds, rankers, grounders)
+        facts.ranker, grounder.model, ranker.weights = before
+    return CrossValidation(
+        [held[q.qid] for q in questions], in_sample, folds, rankers, grounders, orders
+    )
 
 
 def _grounding_model(

@@ -123,12 +123,14 @@ class Grounding:
         return () if is_lower_case(question.text) else self.unnamed
 
     def answers_about(self, answer: str) -> bool:
-        """Whether ``answer`` is about the names only mentioned: it quotes a sentence
-        that writes each of them ("Algeria is the largest country in *Africa*")."""
-        said = set(words(fold(answer)))
+        """Whether ``answer`` is about the names only mentioned: it writes each of them,
+        its words in a row ("Algeria is the largest country in *Africa*"; "Apollo and
+        Diana … in 17 BCE" does not write "Apollo 17")."""
+        said = f" {' '.join(words(fold(answer)))} "
         other = dict(self.spelled)
         return all(
-            any(set(words(fold(v))) <= said for v in (n, *other.get(n, ()))) for n in self.mentioned
+            any(f" {' '.join(words(fold(v)))} " in said for v in (n, *other.get(n, ())))
+            for n in self.mentioned
         )
 
     def to_dict(self) -> dict[str, object]:

@@ -13,6 +13,7 @@ import re
 
 from kg_agent.answering import OfflineReading, read_evidence
 from kg_agent.answering.evidence import Sentence
+from kg_agent.answering.reader import MAX_ANSWER_WORDS
 from kg_agent.language.tokens import fold
 from kg_agent.synthesis.context import NumberedEvidence
 
@@ -60,9 +61,8 @@ def format_unsure(reading: OfflineReading) -> str:
 
 def extractive_answer(question: str, numbered: NumberedEvidence, **options: int) -> str:
     """The offline answer to ``question`` from ``numbered`` evidence, as text."""
-    max_words = options.get("max_words")
-    kwargs = {"max_words": max_words} if max_words is not None else {}
-    return format_reading(read_evidence(question, numbered.items, **kwargs))
+    max_words = options.get("max_words", MAX_ANSWER_WORDS)
+    return format_reading(read_evidence(question, numbered.items, max_words=max_words))
 
 
 def _supporting(reading: OfflineReading) -> list[Sentence]:

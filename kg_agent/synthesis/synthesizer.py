@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from kg_agent.answering import OfflineReading, read_evidence
 from kg_agent.answering.reader import MAX_ANSWER_WORDS, SUPPORT_THRESHOLD
+from kg_agent.answering.sentence_ranker import SentenceRanker
 from kg_agent.language.question import Question, query_text
 from kg_agent.llm.client import (
     LLMClient,
@@ -137,6 +138,9 @@ class Synthesizer(abc.ABC):
     """Turns a question and its ranked evidence into a cited answer; never raises for
     a model's failure."""
 
+    #: the order of the sentences shown (None: the committed model's)
+    sentences: SentenceRanker | None = None
+
     #: How the evidence is numbered for ``[n]`` (known before the answer is written).
     numbering: MultiDocSynthesizer
 
@@ -176,7 +180,7 @@ class Synthesizer(abc.ABC):
         graph holds the answer: the sentences the reader chose, labelled, with no short
         answer, and ``answerable`` false (no model is asked)."""
         numbered = self.numbering.number(evidence)
-        reading = read_evidence(question, numbered.items, threshold=0.0)
+        reading = read_evidence(question, numbered.items, threshold=0.0, sentences=self.sentences)
         return Synthesis(
             format_unsure(reading),
             numbered,
@@ -215,10 +219,15 @@ class ExtractiveSynthesizer(Synthesizer):
     (:mod:`kg_agent.answering`), or "not in the graph" when the evidence lacks it."""
 
     def __init__(
-        self, numbering: MultiDocSynthesizer | None = None, *, max_words: int = MAX_ANSWER_WORDS
+        self,
+        numbering: MultiDocSynthesizer | None = None,
+        *,
+        max_words: int = MAX_ANSWER_WORDS,
+        sentences: SentenceRanker | None = None,
     ) -> None:
         self.numbering = numbering or MultiDocSynthesizer()
         self.max_words = max_words
+        self.sentences = sentences
 
     def synthesize(
         self,
@@ -231,7 +240,11 @@ class ExtractiveSynthesizer(Synthesizer):
         numbered = self.numbering.number(evidence)
         threshold = SUPPORT_THRESHOLD if support_threshold is None else support_threshold
         reading = read_evidence(
-            question, numbered.items, max_words=self.max_words, threshold=threshold
+            question,
+            numbered.items,
+            max_words=self.max_words,
+            threshold=threshold,
+            sentences=self.sentences,
         )
         return _from_reading(reading, numbered)
 
@@ -250,14 +263,18 @@ class ClaudeSynthesizer(Synthesizer):
         fewshot: FewShotManager | None = None,
         max_tokens: int = 700,
         answer_words: int = MAX_ANSWER_WORDS,
+        sentences: SentenceRanker | None = None,
     ) -> None:
         self.llm = llm
+        self.sentences = sentences
         self.model = model
         self.timeout = timeout
         self.numbering = numbering or MultiDocSynthesizer()
         self.fewshot = fewshot
         self.max_tokens = max_tokens
-        self.fallback = ExtractiveSynthesizer(self.numbering, max_words=answer_words)
+        self.fallback = ExtractiveSynthesizer(
+            self.numbering, max_words=answer_words, sentences=sentences
+        )
 
     def context(
         self, question: str | Question, evidence: Sequence[Evidence]

@@ -115,6 +115,12 @@ def test_a_name_the_evidence_only_mentions_grounds_an_answer_about_it(
     # mentioned, but the answer read is about something else: not in the graph
     mali = grounding(graph, "What is the capital of Mali?", algeria)
     assert mali.weak and not mali.answers_about("Algiers is the capital of Algeria. [1]")
+    # a name of several words is written as one: its words scattered do not write it
+    apollo = [_ev("Apollo", "Apollo is a god. The Secular Games of 17 BCE honoured him.")]
+    seventeen = grounding(graph, "Who commanded Apollo 17?", apollo)
+    assert seventeen.mentioned == ("Apollo 17",)
+    assert not seventeen.answers_about("Prayers to Apollo ended the games of 17 BCE. [1]")
+    assert seventeen.answers_about("Apollo 17 was commanded by Eugene Cernan. [1]")
     # not even mentioned: refused before anything is read
     assert not grounding(graph, "What is the capital of Niger?", algeria).grounded
     # a link target without an article: refused, however the evidence mentions it
