@@ -112,6 +112,9 @@ def load_sentence_samples(path: str | Path) -> dict[str, QuestionSentences]:
 def _fit(samples: Sequence[QuestionSentences]) -> SentenceWeights:
     from sklearn.linear_model import LogisticRegression
 
+    if not samples:  # nothing read: every score the same, so the hand order stands
+        n = len(FEATURES)
+        return SentenceWeights(np.zeros(n), np.ones(n), np.zeros(n), 0.0)
     x = np.vstack([s.x for s in samples])
     y = np.concatenate([s.y for s in samples])
     w = np.concatenate([np.full(len(s.y), 1.0 / len(s.y)) for s in samples])

@@ -55,6 +55,14 @@ def test_a_fit_learns_the_signal_of_the_answering_sentence(tmp_path: Path) -> No
     assert path.read_bytes() == first
 
 
+def test_with_no_sentences_read_the_hand_order_stands() -> None:
+    q = PlainQuestion("q0", "question", "text", False, (), (), "Nowhere")
+    weights = train_sentences({}, [q])
+    assert not weights.coef.any() and weights.trained_on["questions"] == 0
+    x = np.random.default_rng(1).uniform(size=(5, len(FEATURES)))
+    assert len(set(weights.scores(x).tolist())) == 1  # ties: the hand order is kept
+
+
 def test_the_committed_weights_are_what_their_samples_fit() -> None:
     """``scripts/train_sentence_ranker.py --from-samples`` gives the committed weights;
     the samples themselves are checked against a graph by its ``--check``."""
