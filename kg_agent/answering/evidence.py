@@ -179,6 +179,7 @@ class Context:
         ]
         self.sentences: list[Sentence] = []
         self.stems: list[set[str]] = []
+        self._spans: dict[tuple[int, int], list[Span]] = {}
         self.hops: list[str] = []  # set by _find_hops once the sentences are split
         for n, ev in self.items:
             for pos, s in enumerate(_sentences(ev.content)):
@@ -199,7 +200,15 @@ class Context:
             self.hops = list(self.bridges)
 
     def candidates(self, s: Sentence) -> list[Span]:
-        """Spans of the asked kind in ``s`` that the question does not already hold."""
+        """Spans of the asked kind in ``s`` that the question does not already hold (found
+        once a sentence: scoring, the sentence ranker and the reader all ask)."""
+        key = (s.n, s.position)
+        found = self._spans.get(key)
+        if found is None:
+            found = self._spans[key] = self._candidates(s)
+        return list(found)  # a copy: a caller may add to it
+
+    def _candidates(self, s: Sentence) -> list[Span]:
         kind = self.shape.kind
         if kind is AnswerKind.DATE:
             return dates(s.text)
