@@ -32,6 +32,7 @@ from typing import Any
 
 from kg_agent.answering.reader import evidence_support
 from kg_agent.answering.sentence_ranker import SentenceRanker, default_sentence_weights
+from kg_agent.answering.span_ranker import SpanRanker, default_span_weights
 from kg_agent.config import AgentConfig
 from kg_agent.embedding import Embedder
 from kg_agent.entities import EntityResolver, QuestionEntityLinker
@@ -207,6 +208,18 @@ class GraphComponents:
         """The order of the sentences an offline answer shows (the committed model)."""
         out: SentenceRanker = self._once(
             ("sentences",), lambda: SentenceRanker(default_sentence_weights())
+        )
+        return out
+
+    @property
+    def spans(self) -> SpanRanker:
+        """The chooser of an offline answer's span (the committed model)."""
+        out: SpanRanker = self._once(
+            ("spans",),
+            lambda: SpanRanker(
+                default_span_weights(),
+                embed=embed_few(self.embedder) if self.dense.enabled else None,
+            ),
         )
         return out
 
@@ -516,7 +529,10 @@ def build_pipeline(components: GraphComponents, config: AgentConfig) -> QueryPip
     synthesizer: Synthesizer
     if llm is None:
         synthesizer = ExtractiveSynthesizer(
-            numbering, max_words=config.answer_words, sentences=components.sentences
+            numbering,
+            max_words=config.answer_words,
+            sentences=components.sentences,
+            spans=components.spans,
         )
     else:
         fewshot = (
@@ -532,6 +548,7 @@ def build_pipeline(components: GraphComponents, config: AgentConfig) -> QueryPip
             fewshot=fewshot,
             answer_words=config.answer_words,
             sentences=components.sentences,
+            spans=components.spans,
         )
     return QueryPipeline(
         config=config,

@@ -21,6 +21,15 @@ QUESTIONS = ROOT / "tests" / "questions" / "enwiki_sample.json"
 S = TypeVar("S")
 
 
+def same_candidates(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two question-candidate samples (features and labels) are equal."""
+    import numpy as np
+
+    return a.keys() == b.keys() and all(
+        np.array_equal(a[q].x, b[q].x) and np.array_equal(a[q].y, b[q].y) for q in a
+    )
+
+
 class Model(Protocol):
     def to_json(self) -> dict[str, Any]: ...
     def save(self, path: str | Path) -> None: ...

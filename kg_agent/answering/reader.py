@@ -30,6 +30,7 @@ from kg_agent.answering.evidence import (
 )
 from kg_agent.answering.kinship import kin_paths
 from kg_agent.answering.sentence_ranker import SentenceRanker, default_sentence_ranker
+from kg_agent.answering.span_ranker import SpanRanker
 from kg_agent.answering.verify import verify
 from kg_agent.language.question import Question
 from kg_agent.language.shape import (
@@ -149,10 +150,10 @@ def _pick(ctx: Context, s: Sentence) -> Span | None:
         span = _date_for(ctx.shape, text, spans, cue)
         if span is None:
             return None
-        if re.search(r"\b(what|which) year\b|\byear\b.*\?$", ctx.shape.question, re.I):
-            year = re.search(r"\b\d{3,4}\b", span.text)
-            if year is not None:  # "in what year": the year, not the whole date
-                return Span(year.group(0), span.start + year.start(), span.start + year.end())
+        year = _year_asked(ctx.shape, span.text)
+        if year != span.text:  # "in what year": the year, not the whole date
+            at = span.start + span.text.index(year)
+            return Span(year, at, at + len(year))
         return span
     if kind is AnswerKind.NUMBER:
         nouns = ctx.q_stems
@@ -200,6 +201,19 @@ def _pick(ctx: Context, s: Sentence) -> Span | None:
         end = best.end + 1 + len(noun)
         return Span(text[best.start : end], best.start, end)
     return best
+
+
+def _year_asked(shape: QuestionShape, text: str) -> str:
+    """The year of ``text`` when the question asks for one ("in what year"), else it."""
+    if re.search(r"\b(what|which) year\b|\byear\b.*\?$", shape.question, re.I):
+        year = re.search(r"\b\d{3,4}\b", text)
+        if year is not None:
+            return year.group(0)
+    return text
+
+
+#: A span ranker without weights: the hand reader's pick stands.
+_NO_SPAN_RANKER = SpanRanker(None, models=())
 
 
 #: What a place is written after: "in Paris", "at the University of Florida".
@@ -536,9 +550,12 @@ def read_evidence(
     max_words: int = MAX_ANSWER_WORDS,
     threshold: float = SUPPORT_THRESHOLD,
     sentences: SentenceRanker | None = None,
+    spans: SpanRanker | None = None,
 ) -> OfflineReading:
     """Read numbered evidence for ``question`` (see the module docstring); ``sentences``
-    orders the sentences shown (default: the committed model's order)."""
+    orders the sentences shown (default: the committed model's order); ``spans`` chooses
+    the short answer among the text's spans (default: none, the hand reader's pick; the
+    agent hands its graph's, :attr:`kg_agent.pipeline.GraphComponents.spans`)."""
     if isinstance(question, Question):
         shape = question.shape
     else:
@@ -643,11 +660,28 @@ def read_evidence(
                 found = span, s
                 reading.source = "span"
                 break
-        if found is not None:
-            span, s = found
-            reading.short_answer = span.text.strip(" ,;:")
-            reading.short_cites = (s.n,)
-            reading.sentences = [s]
+        hand = None if found is None else (found[0].text.strip(" ,;:"), found[1])
+        chooser = spans or _NO_SPAN_RANKER
+        # a chain is read through its hop (above), a relative of a relative article by
+        # article: the model, fitted on questions about one article, picks the hop
+        # itself ("the director of X" → the director)
+        chained = bool(ctx.hops) or bool(paths)
+        choice = None if chained else chooser.choose(ctx, ranked, hand, reading.source)
+        if choice is not None:  # the learned model chooses among every span, the hand's too
+            reading.short_answer = _year_asked(shape, choice.text)
+            reading.short_cites = (choice.sentence.n,)
+            reading.confidence = choice.confidence
+            reading.show_at = chooser.show_at
+            reading.source = "ranked"
+            # what a person reads changes only with a bold answer: its sentence first
+            if choice.confidence >= chooser.show_at:
+                reading.sentences = [choice.sentence]
+            else:
+                reading.sentences = [hand[1]] if hand is not None else []
+        elif hand is not None:
+            reading.short_answer = hand[0]
+            reading.short_cites = (hand[1].n,)
+            reading.sentences = [hand[1]]
         if ctx.hops:
             reading.sentences = _chain(ctx, ranked, reading.sentences)
     shown = {(s.n, s.position) for s in reading.sentences}
@@ -711,6 +745,8 @@ def _confidence(ctx: Context, reading: OfflineReading) -> float:
     """How sure a short answer read from text is: the measured share of right answers of
     its source and kind (:data:`SOURCE_CONFIDENCE`); a choice between two infobox facts
     is as sure as the surer fact match, at most :data:`FACTS_COMPARED`."""
+    if reading.source == "ranked":  # the span model's calibrated probability
+        return reading.confidence
     if reading.source == "facts compared":
         cited = [ev.fact.confidence for n, ev in ctx.items if ev.fact and n in reading.short_cites]
         return min([FACTS_COMPARED, *cited])

@@ -18,17 +18,17 @@ numpy alone. The features need no vectors: a graph without them is ordered the s
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
 import numpy as np
 
 from kg_agent.answering.evidence import Context, Sentence
+from kg_agent.answering.linear import LinearWeights
 
 __all__ = [
     "DEFAULT_PATH",
@@ -92,49 +92,11 @@ def sentence_features(ctx: Context) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class SentenceWeights:
+class SentenceWeights(LinearWeights):
     """A logistic regression over standardised :data:`FEATURES`."""
 
-    mean: np.ndarray
-    scale: np.ndarray
-    coef: np.ndarray
-    intercept: float
-    trained_on: dict[str, Any] = field(default_factory=dict)
-
-    def scores(self, x: np.ndarray) -> np.ndarray:
-        """The model's score (a logit) of each row of ``x``."""
-        return np.asarray(((x - self.mean) / self.scale) @ self.coef + self.intercept)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "model": "logistic regression: does the sentence write the answer",
-            "features": list(FEATURES),
-            "mean": [round(float(v), 6) for v in self.mean],
-            "scale": [round(float(v), 6) for v in self.scale],
-            "coef": [round(float(v), 6) for v in self.coef],
-            "intercept": round(float(self.intercept), 6),
-            "trained_on": self.trained_on,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SentenceWeights:
-        if tuple(data["features"]) != FEATURES:
-            raise ValueError(f"sentence ranker features {data['features']} are not {FEATURES}")
-        return cls(
-            mean=np.asarray(data["mean"], dtype=np.float64),
-            scale=np.asarray(data["scale"], dtype=np.float64),
-            coef=np.asarray(data["coef"], dtype=np.float64),
-            intercept=float(data["intercept"]),
-            trained_on=dict(data.get("trained_on", {})),
-        )
-
-    @classmethod
-    def load(cls, path: str | Path = DEFAULT_PATH) -> SentenceWeights:
-        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
-
-    def save(self, path: str | Path) -> None:
-        text = json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n"
-        Path(path).write_text(text, encoding="utf-8")
+    FEATURES: ClassVar[tuple[str, ...]] = FEATURES
+    MODEL: ClassVar[str] = "logistic regression: does the sentence write the answer"
 
 
 @lru_cache(maxsize=1)

@@ -28,9 +28,9 @@ from kg_agent.cli.common import db_option, echo_json, library_errors
     "--cv",
     "cv",
     type=click.IntRange(min=2),
-    help="Article-disjoint K-fold cross-validation of the fact ranker, the grounding model "
-    "and the sentence ranker: each question answered by models fitted without its "
-    "articles; the in-sample score beside it.",
+    help="Article-disjoint K-fold cross-validation of the fact ranker, the grounding model, "
+    "the sentence ranker and the span ranker: each question answered by models fitted "
+    "without its articles; the in-sample score beside it.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
@@ -53,9 +53,10 @@ def answers(
     is "not in the graph"; and the issue's goals, met or not.
 
     With --cv K the questions are split by article into K folds (questions about one
-    article stay in one fold); the fact ranker, the grounding model and the sentence
-    ranker are fitted on the other folds' questions for each, and the tables are of
-    those held-out answers, with the in-sample figures beside them so the gap shows.
+    article stay in one fold); the fact ranker, the grounding model, the sentence
+    ranker and the span ranker are fitted on the other folds' questions for each, and
+    the tables are of those held-out answers, with the in-sample figures beside them so
+    the gap shows.
     It reads the questions three times.
     """
     from kg_agent.agent import KnowledgeGraphAgent
@@ -115,7 +116,8 @@ def _cv_lines(
         f"## Cross-validation: {k} article-disjoint folds",
         "",
         f"The tables above are held out: each question was answered by the fact ranker, "
-        f"the grounding model and the sentence ranker fitted on the other folds' articles "
+        f"the grounding model, the sentence ranker and the span ranker fitted on the other "
+        f"folds' articles "
         f"(questions per fold: "
         f"{', '.join(map(str, sizes))}).",
         "",

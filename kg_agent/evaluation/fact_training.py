@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kg_agent.answering.sentence_ranker import SentenceWeights
+from kg_agent.answering.span_ranker import SpanWeights
 from kg_agent.evaluation.trust import Asker, PlainQuestion, TrustResult, matches, run_plain
 from kg_agent.retrieval.fact_ranker import (
     FEATURES,
@@ -300,6 +301,8 @@ class CrossValidation:
     grounders: list[GroundingModel | None] = field(default_factory=list)
     #: the sentence ranker's weights of each fold
     sentence_orders: list[SentenceWeights] = field(default_factory=list)
+    #: the span ranker's weights of each fold
+    span_choosers: list[SpanWeights] = field(default_factory=list)
 
 
 def cross_validate(
@@ -311,18 +314,21 @@ def cross_validate(
     progress: Callable[[int], None] | None = None,
 ) -> CrossValidation:
     """Article-disjoint ``k``-fold cross-validation of the fact ranker, the grounding
-    model and the sentence ranker through the whole agent (``ask`` answers one question
-    with it): candidates, grounding features and sentences read once, the three models
-    fitted per fold on the other folds' questions, each question answered by the models
-    that never saw its articles; then every question again by the models fitted on all.
+    model, the sentence ranker and the span ranker through the whole agent (``ask``
+    answers one question with it): candidates, grounding features, sentences and spans
+    read once, the four models fitted per fold on the other folds' questions, each
+    question answered by the models that never saw its articles; then every question
+    again by the models fitted on all.
     ``progress`` counts questions over the three passes (3 x len(questions))."""
     from kg_agent.evaluation.grounding_training import observing
     from kg_agent.evaluation.sentence_training import observing_sentences, train_sentences
+    from kg_agent.evaluation.span_training import observing_spans, train_spans
 
     facts = agent.components.facts
     grounder = agent.components.grounder
     ranker = agent.components.sentences
-    before = facts.ranker, grounder.model, ranker.weights
+    chooser = agent.components.spans
+    before = facts.ranker, grounder.model, ranker.weights, chooser.weights
     n = len(questions)
 
     def step(offset: int) -> Callable[[int], None] | None:
@@ -330,12 +336,18 @@ def cross_validate(
 
     grounding: dict[str, np.ndarray] = {}
     sentences: dict[str, QuestionCandidates] = {}
-    with observing(agent, grounding, questions), observing_sentences(agent, sentences, questions):
+    spans: dict[str, QuestionCandidates] = {}
+    with (
+        observing(agent, grounding, questions),
+        observing_sentences(agent, sentences, questions),
+        observing_spans(agent, spans, questions),
+    ):
         samples = collect(agent, questions, progress=step(0))
     folds = article_folds(questions, k)
     rankers = []
     grounders: list[GroundingModel | None] = []
     orders = []
+    choosers = []
     for f in range(k):
         train = [q for q in questions if folds[q.qid] != f]
         rankers.append(
@@ -343,12 +355,14 @@ def cross_validate(
         )
         grounders.append(_grounding_model(grounding, train, k))
         orders.append(train_sentences(sentences, train, k=k))
+        choosers.append(train_spans(spans, train, k=k))
     held: dict[str, TrustResult] = {}
     done = 0
     try:
         for f in range(k):
             part = [q for q in questions if folds[q.qid] == f]
             facts.ranker, grounder.model, ranker.weights = rankers[f], grounders[f], orders[f]
+            chooser.weights = choosers[f]
             offset = n + done
             for r in run_plain(part, ask, progress=step(offset)):
                 held[r.qid] = r
@@ -356,11 +370,12 @@ def cross_validate(
         facts.ranker = train_ranker(samples, questions, k=k)
         grounder.model = _grounding_model(grounding, questions, k)
         ranker.weights = train_sentences(sentences, questions, k=k)
+        chooser.weights = train_spans(spans, questions, k=k)
         in_sample = run_plain(questions, ask, progress=step(2 * n))
     finally:
-        facts.ranker, grounder.model, ranker.weights = before
+        facts.ranker, grounder.model, ranker.weights, chooser.weights = before
     return CrossValidation(
-        [held[q.qid] for q in questions], in_sample, folds, rankers, grounders, orders
+        [held[q.qid] for q in questions], in_sample, folds, rankers, grounders, orders, choosers
     )
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kg_agent.answering.linear import fit_logistic
 from kg_agent.answering.reader import UNSURE_SENTENCES
 from kg_agent.answering.sentence_ranker import FEATURES, SentenceWeights
 from kg_agent.evaluation.fact_training import (
@@ -26,6 +27,7 @@ from kg_agent.evaluation.fact_training import (
     save_samples,
 )
 from kg_agent.evaluation.metrics import answer_in_text
+from kg_agent.evaluation.observing import Observing, ask_all
 from kg_agent.evaluation.trust import PlainQuestion
 
 if TYPE_CHECKING:
@@ -50,36 +52,24 @@ _C = 1.0  # inverse regularisation
 QuestionSentences = QuestionCandidates
 
 
-class observing_sentences:
+class observing_sentences(Observing):
     """While open, the agent's sentence ranker hands each answerable question's
     sentences, labelled, to ``out`` (by qid; the first reading of the question only)."""
 
     def __init__(
         self,
         agent: KnowledgeGraphAgent,
-        out: dict[str, QuestionSentences],
+        out: dict[str, QuestionCandidates],
         questions: Sequence[PlainQuestion],
     ) -> None:
-        self.ranker = agent.components.sentences
-        self.out = out
-        self.asked: dict[str, PlainQuestion] = {}
-        for q in questions:
-            if q.answerable:
-                self.asked.setdefault(q.question, q)
+        super().__init__(agent.components.sentences, out, questions)
 
-    def _see(self, question: str, texts: Sequence[str], x: np.ndarray) -> None:
-        q = self.asked.get(question)
-        if q is None or q.qid in self.out or not len(texts):
+    def see(self, question: str, texts: Sequence[str], x: np.ndarray) -> None:
+        q = self.first(question)
+        if q is None or not len(texts):
             return
         y = np.asarray([bool(answer_in_text(q.answers, t)) for t in texts], dtype=np.float64)
         self.out[q.qid] = QuestionSentences(q.qid, x.round(4), y)
-
-    def __enter__(self) -> observing_sentences:
-        self.ranker.observer = self._see
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.ranker.observer = None
 
 
 def collect_sentences(
@@ -90,13 +80,7 @@ def collect_sentences(
 ) -> dict[str, QuestionSentences]:
     """Ask every question once, offline, and keep its sentences (by ``qid``); a question
     that is unanswerable, or whose reading had no sentences, has no entry."""
-    out: dict[str, QuestionSentences] = {}
-    with observing_sentences(agent, out, questions):
-        for i, pq in enumerate(questions):
-            agent.query(pq.question)
-            if progress is not None:
-                progress(i + 1)
-    return out
+    return ask_all(agent, questions, observing_sentences(agent, {}, questions), progress)
 
 
 def save_sentence_samples(path: str | Path, samples: dict[str, QuestionSentences]) -> None:
@@ -110,23 +94,13 @@ def load_sentence_samples(path: str | Path) -> dict[str, QuestionSentences]:
 
 
 def _fit(samples: Sequence[QuestionSentences]) -> SentenceWeights:
-    from sklearn.linear_model import LogisticRegression
-
     if not samples:  # nothing read: every score the same, so the hand order stands
         n = len(FEATURES)
         return SentenceWeights(np.zeros(n), np.ones(n), np.zeros(n), 0.0)
     x = np.vstack([s.x for s in samples])
     y = np.concatenate([s.y for s in samples])
     w = np.concatenate([np.full(len(s.y), 1.0 / len(s.y)) for s in samples])
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    if len(set(y.tolist())) < 2:  # nothing to tell apart: every order is the same
-        coef, intercept = np.zeros(len(FEATURES)), 0.0
-    else:
-        model = LogisticRegression(C=_C, max_iter=5000, tol=1e-8)
-        model.fit((x - mean) / scale, y, sample_weight=w * len(samples))
-        coef, intercept = model.coef_[0], float(model.intercept_[0])
+    mean, scale, coef, intercept = fit_logistic(x, y, w * len(samples), _C)
     # the weights as the JSON file holds them: what is scored is what is saved
     return SentenceWeights.from_json(SentenceWeights(mean, scale, coef, intercept).to_json())
 

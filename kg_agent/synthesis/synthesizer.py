@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from kg_agent.answering import OfflineReading, read_evidence
 from kg_agent.answering.reader import MAX_ANSWER_WORDS, SUPPORT_THRESHOLD
 from kg_agent.answering.sentence_ranker import SentenceRanker
+from kg_agent.answering.span_ranker import SpanRanker
 from kg_agent.language.question import Question, query_text
 from kg_agent.llm.client import (
     LLMClient,
@@ -138,8 +139,10 @@ class Synthesizer(abc.ABC):
     """Turns a question and its ranked evidence into a cited answer; never raises for
     a model's failure."""
 
-    #: the order of the sentences shown (None: the committed model's)
+    #: the order of the sentences shown (None: the committed model's), and the chooser of
+    #: a span to answer (None: the hand reader's pick; the agent hands its graph's)
     sentences: SentenceRanker | None = None
+    spans: SpanRanker | None = None
 
     #: How the evidence is numbered for ``[n]`` (known before the answer is written).
     numbering: MultiDocSynthesizer
@@ -180,7 +183,9 @@ class Synthesizer(abc.ABC):
         graph holds the answer: the sentences the reader chose, labelled, with no short
         answer, and ``answerable`` false (no model is asked)."""
         numbered = self.numbering.number(evidence)
-        reading = read_evidence(question, numbered.items, threshold=0.0, sentences=self.sentences)
+        reading = read_evidence(
+            question, numbered.items, threshold=0.0, sentences=self.sentences, spans=self.spans
+        )
         return Synthesis(
             format_unsure(reading),
             numbered,
@@ -224,10 +229,12 @@ class ExtractiveSynthesizer(Synthesizer):
         *,
         max_words: int = MAX_ANSWER_WORDS,
         sentences: SentenceRanker | None = None,
+        spans: SpanRanker | None = None,
     ) -> None:
         self.numbering = numbering or MultiDocSynthesizer()
         self.max_words = max_words
         self.sentences = sentences
+        self.spans = spans
 
     def synthesize(
         self,
@@ -245,6 +252,7 @@ class ExtractiveSynthesizer(Synthesizer):
             max_words=self.max_words,
             threshold=threshold,
             sentences=self.sentences,
+            spans=self.spans,
         )
         return _from_reading(reading, numbered)
 
@@ -264,16 +272,18 @@ class ClaudeSynthesizer(Synthesizer):
         max_tokens: int = 700,
         answer_words: int = MAX_ANSWER_WORDS,
         sentences: SentenceRanker | None = None,
+        spans: SpanRanker | None = None,
     ) -> None:
         self.llm = llm
         self.sentences = sentences
+        self.spans = spans
         self.model = model
         self.timeout = timeout
         self.numbering = numbering or MultiDocSynthesizer()
         self.fewshot = fewshot
         self.max_tokens = max_tokens
         self.fallback = ExtractiveSynthesizer(
-            self.numbering, max_words=answer_words, sentences=sentences
+            self.numbering, max_words=answer_words, sentences=sentences, spans=spans
         )
 
     def context(

