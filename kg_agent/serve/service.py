@@ -28,6 +28,7 @@ from kg_agent.agent import KnowledgeGraphAgent
 from kg_agent.config import AgentConfig
 from kg_agent.cypher_packs import CypherPack, CypherPackError, default_pack_dir, load_packs
 from kg_agent.exceptions import InvalidArgumentError, KGAgentError
+from kg_agent.language.parser import english_parser
 from kg_agent.language.question import MAX_QUESTION_LENGTH, check_question
 from kg_agent.pipeline import QueryPipeline
 from kg_agent.result import QueryEventHandler
@@ -178,8 +179,8 @@ class GraphService:
         warm: bool = True,
     ) -> GraphService:
         """Open the graph read-only; ``warm`` answers one question first, so the model,
-        the text index, the entity linker and the Claude client are loaded before the
-        first request. A graph an interrupted write left unfinished gives a service that
+        the text index, the entity linker, the Claude client and spaCy are loaded before
+        the first request. A graph an interrupted write left unfinished gives a service that
         answers 503 with the line naming that write, until it is finished."""
 
         def reopen() -> KnowledgeGraphAgent:
@@ -212,6 +213,9 @@ class GraphService:
                 prepare = getattr(agent.llm, "prepare", None)
                 if callable(prepare):
                     prepare()
+                spans = agent.components.spans
+                if spans.weights is not None and spans.models:
+                    english_parser(spans.models)  # spaCy's load (~1.5 s), not a request's
         except BaseException:
             agent.close()
             raise

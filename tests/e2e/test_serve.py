@@ -399,6 +399,25 @@ def test_a_warm_service_builds_its_claude_client_before_the_first_request(
         assert fake.message_requests == [], "warming sends nothing to the model"
 
 
+def test_a_warm_service_loads_the_reader_s_parser_before_the_first_request(
+    sample_graph: tuple[Path, LoadReport],
+) -> None:
+    """spaCy's load (~1.5 s) must not fall inside the first text question's time."""
+    pytest.importorskip("spacy", reason="spaCy is set-up's 'nlp' extra (scripts/setup.sh)")
+    from kg_agent.language.parser import english_parser
+    from kg_agent.serve.service import GraphService
+
+    english_parser.cache_clear()
+    service = GraphService.open(str(sample_graph[0]), warm=True)
+    try:
+        models = service.agent.components.spans.models
+        assert english_parser.cache_info().currsize == 1
+        assert english_parser(models) is not None  # loaded, and now a cache hit
+        assert english_parser.cache_info().hits >= 1
+    finally:
+        service.close()
+
+
 def test_busy_and_timeout_are_503_and_504(claude_server: tuple[RunningServer, Any]) -> None:
     srv, fake = claude_server
     fake.enqueue(delay(5.0, text("late")))
