@@ -26,6 +26,7 @@ scoring is numpy alone.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -54,6 +55,8 @@ __all__ = [
     "default_span_weights",
     "span_candidates",
 ]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "span_ranker.json"
 #: The sentences whose spans are candidates: the best of the hand order (on the plain
@@ -443,8 +446,12 @@ class SpanRanker:
         docs = parser.parse(top, self.models) if self.models else None
         similarity = None
         if self.embed is not None and top:
-            vectors = np.asarray(self.embed([ctx.shape.question, *top]), dtype=np.float64)
-            similarity = [round(float(v), 4) for v in vectors[1:] @ vectors[0]]
+            try:
+                vectors = np.asarray(self.embed([ctx.shape.question, *top]), dtype=np.float64)
+            except Exception as exc:  # the answer without the cosines, never no answer
+                log.warning("span ranker: no sentence vectors (%s: %s)", type(exc).__name__, exc)
+            else:
+                similarity = [round(float(v), 4) for v in vectors[1:] @ vectors[0]]
         found = span_candidates(ctx, ranked, hand, docs, similarity, hand_source)
         if self.observer is not None:
             self.observer(ctx.shape.question, found)

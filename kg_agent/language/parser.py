@@ -69,9 +69,15 @@ def english_parser(models: tuple[str, ...] = MODELS) -> Any | None:
 
 
 def parse(texts: Sequence[str], models: tuple[str, ...] = MODELS) -> list[Any] | None:
-    """spaCy ``Doc`` objects of ``texts`` (in order); None without a model."""
+    """spaCy ``Doc`` objects of ``texts`` (in order); None without a model, or when the
+    pipeline fails on them (logged: the reader then answers without the parse, never
+    fails a query for it)."""
     nlp = english_parser(models)
     if nlp is None:
         return None
-    with _lock:
-        return list(nlp.pipe(texts))
+    try:
+        with _lock:
+            return list(nlp.pipe(texts))
+    except Exception as exc:
+        log.warning("spaCy could not parse the evidence (%s: %s)", type(exc).__name__, exc)
+        return None

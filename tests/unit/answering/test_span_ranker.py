@@ -162,6 +162,34 @@ def test_without_spacy_the_reader_answers_with_one_warning(
         parser.english_parser.cache_clear()
 
 
+def test_a_parse_that_fails_is_no_parse(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Broken:
+        def pipe(self, texts: list[str]) -> list[object]:
+            raise ValueError("[E088] Text of length 1000001 exceeds maximum")
+
+    monkeypatch.setattr(parser, "english_parser", lambda models=parser.MODELS: Broken())
+    with caplog.at_level(logging.WARNING, logger="kg_agent.language.parser"):
+        assert parser.parse(["A sentence."]) is None
+    assert any("could not parse" in r.getMessage() for r in caplog.records)
+    # the reader answers without the parse (from its own spans)
+    ranker = SpanRanker(_weights(typed=3.0, show_at=0.0))
+    reading = read_evidence("When was Alan Turing born?", [(1, ALAN)], spans=ranker)
+    assert reading.short_answer == "23 June 1912"
+
+
+def test_an_embedder_that_fails_leaves_the_cosines_out(caplog: pytest.LogCaptureFixture) -> None:
+    def broken(texts: list[str]) -> np.ndarray:
+        raise RuntimeError("out of memory")
+
+    ranker = SpanRanker(_weights(typed=3.0, show_at=0.0), models=(), embed=broken)
+    with caplog.at_level(logging.WARNING, logger="kg_agent.answering.span_ranker"):
+        reading = read_evidence("When was Alan Turing born?", [(1, ALAN)], spans=ranker)
+    assert reading.short_answer == "23 June 1912"
+    assert any("no sentence vectors" in r.getMessage() for r in caplog.records)
+
+
 def test_a_model_name_not_installed_is_passed_over(caplog: pytest.LogCaptureFixture) -> None:
     pytest.importorskip("spacy")
     with caplog.at_level(logging.WARNING, logger="kg_agent.language.parser"):
