@@ -673,11 +673,13 @@ def read_evidence(
             reading.confidence = choice.confidence
             reading.show_at = chooser.show_at
             reading.source = "ranked"
-            # what a person reads changes only with a bold answer: its sentence first
-            if choice.confidence >= chooser.show_at:
-                reading.sentences = [choice.sentence]
-            else:
-                reading.sentences = [hand[1]] if hand is not None else []
+            # its sentence first (a person sees where the candidate comes from), and,
+            # unsure, the reader's own pick's after it
+            reading.sentences = [choice.sentence]
+            said = (choice.sentence.n, choice.sentence.position)
+            unsure = choice.confidence < chooser.show_at
+            if unsure and hand is not None and (hand[1].n, hand[1].position) != said:
+                reading.sentences.append(hand[1])
         elif hand is not None:
             reading.short_answer = hand[0]
             reading.short_cites = (hand[1].n,)
@@ -703,7 +705,7 @@ def read_evidence(
         if ctx.hops:
             lead = reading.sentences[:keep]
         elif reading.short_answer is not None:
-            lead = reading.sentences[:1]
+            lead = reading.sentences[: 2 if reading.source == "ranked" else 1]
         else:
             lead = []
         taken = {(s.n, s.position) for s in lead}

@@ -100,12 +100,16 @@ def test_the_model_chooses_and_its_confidence_decides_the_bold() -> None:
     assert reading.source == "ranked" and reading.short_answer == "Bletchley Park"
     assert 0.5 <= reading.confidence < 1.0 and reading.shown
     assert "Bletchley Park" in reading.sentences[0].text  # the answer's sentence first
-    # the same choice below the bold threshold: a candidate, the reader's text unchanged
-    coef = {"entity": 2.0, "window": 4.0, "in_question": -5.0}
-    unsure = read_evidence(WHERE, items, spans=SpanRanker(_weights(show_at=1.01, **coef)))
+    # unsure (below the bold threshold) and not the reader's pick: its sentence first,
+    # then the reader's pick's, so a person sees both where they are written
+    dated = SpanRanker(_weights(show_at=1.01, digits=5.0, entity=1.0))
+    unsure = read_evidence(WHERE, items, spans=dated)
     hand = read_evidence(WHERE, items)
-    assert unsure.short_answer == "Bletchley Park" and not unsure.shown
-    assert [s.text for s in unsure.sentences] == [s.text for s in hand.sentences]
+    assert hand.short_answer == "Bletchley Park"
+    assert unsure.short_answer == "23 June 1912" and not unsure.shown
+    assert "23 June 1912" in unsure.sentences[0].text
+    assert "Bletchley Park" in unsure.sentences[1].text
+    assert len(unsure.sentences) == 3  # three sentences with nothing in bold, as before
 
 
 def test_without_weights_the_hand_reader_answers() -> None:
