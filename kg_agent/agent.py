@@ -289,7 +289,14 @@ class KnowledgeGraphAgent:
             else None
         )
         numbering = MultiDocSynthesizer(group=self.config.multidoc)
-        return claude_prompt(question, evidence, numbering, fewshot)
+        return claude_prompt(
+            question,
+            evidence,
+            numbering,
+            fewshot,
+            sentences=synthesizer.sentences,
+            spans=synthesizer.spans,
+        )
 
     # ------------------------------------------------------------------ structure questions
     def run_cypher_pack(

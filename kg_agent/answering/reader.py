@@ -30,7 +30,7 @@ from kg_agent.answering.evidence import (
 )
 from kg_agent.answering.kinship import kin_paths
 from kg_agent.answering.sentence_ranker import SentenceRanker, default_sentence_ranker
-from kg_agent.answering.span_ranker import SpanRanker
+from kg_agent.answering.span_ranker import RUNNERS_UP, SpanRanker
 from kg_agent.answering.verify import verify
 from kg_agent.language.question import Question
 from kg_agent.language.shape import (
@@ -114,11 +114,24 @@ class OfflineReading:
     source: str = ""
     #: the confidence from which the short answer is shown (a fact's comes with it)
     show_at: float = SHOW_THRESHOLD
+    #: the answers weighed after the short answer, best first, each with the evidence
+    #: numbers that state it (another fact's value, the span model's runners-up)
+    others: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
 
     @property
     def shown(self) -> bool:
         """Whether the short answer is sure enough to be shown as the answer."""
         return self.short_answer is not None and self.confidence >= self.show_at
+
+    @property
+    def candidates(self) -> list[tuple[str, tuple[int, ...]]]:
+        """The short answer, then the others: what a model that writes the answer is
+        told the reader found (empty when the evidence does not support an answer)."""
+        if self.short_answer is None:
+            return []
+        theirs = {n for _, cites in self.others for n in cites}
+        own = tuple(n for n in self.short_cites if n not in theirs) or self.short_cites
+        return [(self.short_answer, own), *self.others]
 
 
 # --------------------------------------------------------------------- short answers
@@ -676,6 +689,7 @@ def read_evidence(
             # its sentence first (a person sees where the candidate comes from), and,
             # unsure, the reader's own pick's after it
             reading.sentences = [choice.sentence]
+            reading.others = [(_year_asked(shape, t), (o.n,)) for t, o in choice.others]
             said = (choice.sentence.n, choice.sentence.position)
             unsure = choice.confidence < chooser.show_at
             if unsure and hand is not None and (hand[1].n, hand[1].position) != said:
@@ -695,6 +709,7 @@ def read_evidence(
     if not reading.answerable:
         reading.short_answer = None
         reading.short_cites = ()
+        reading.others = []
     if reading.short_answer is not None:
         reading.confidence = _confidence(ctx, reading)
     framed = shape.kind in (AnswerKind.CHOICE, AnswerKind.YES_NO)
@@ -728,6 +743,11 @@ def _read_fact(
     fact = max((f for _, f in facts), key=lambda f: f.hop)
     reading.short_answer = fact.answer
     reading.short_cites = tuple(dict.fromkeys(m for m, _ in facts))
+    said = {fold(fact.answer)}
+    for m, f in facts:  # the other facts found, as their retriever ranked them
+        if fold(f.answer) not in said and len(reading.others) < RUNNERS_UP:
+            said.add(fold(f.answer))
+            reading.others.append((f.answer, (m,)))
     reading.confidence = fact.confidence
     if fact.show_at is not None:
         reading.show_at = fact.show_at

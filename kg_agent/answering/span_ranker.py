@@ -148,11 +148,13 @@ class SpanCandidate:
 
 @dataclass(frozen=True, slots=True)
 class SpanChoice:
-    """The model's best candidate and its calibrated confidence."""
+    """The model's best candidate and its calibrated confidence; ``others`` the next best
+    (their texts and sentences, best first), for a model that writes the answer to weigh."""
 
     text: str
     sentence: Sentence
     confidence: float
+    others: tuple[tuple[str, Sentence], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -402,6 +404,9 @@ def _after_cue(ctx: Context, f: _Found) -> float:
 Observer = Callable[[str, Sequence[SpanCandidate]], None]
 
 
+#: How many candidates after the best a choice names (:attr:`SpanChoice.others`).
+RUNNERS_UP = 2
+
 #: The embedder's vectors of a few texts (rows, unit length).
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -460,7 +465,14 @@ class SpanRanker:
         z = self.weights.scores(np.vstack([c.x for c in found]))
         best = int(np.argmax(z))  # ties: the first found (the better sentence)
         c = found[best]
-        return SpanChoice(c.text, c.sentence, self.weights.confidence(z))
+        seen = {_key(c.text)}
+        others: list[tuple[str, Sentence]] = []
+        for i in np.argsort(-z, kind="stable"):
+            o = found[int(i)]
+            if len(others) < RUNNERS_UP and _key(o.text) not in seen:
+                seen.add(_key(o.text))
+                others.append((o.text, o.sentence))
+        return SpanChoice(c.text, c.sentence, self.weights.confidence(z), tuple(others))
 
 
 @lru_cache(maxsize=1)

@@ -63,6 +63,33 @@ def support_note(support: float, threshold: float) -> str:
     )
 
 
+#: Heading of the evidence's last part: the offline reader's candidate answers.
+CANDIDATES_HEADING = "## Candidate answers read from the evidence above without a model"
+
+#: What the prompt says of them, outside the fence (the data itself says nothing).
+CANDIDATES_NOTE = (
+    "The evidence ends with the candidate answers an offline reader found in it, best first, "
+    "with the evidence that states each: a hint. Check each against the evidence; give one "
+    "only if the evidence states it, and another answer if the evidence states that instead."
+)
+
+
+def candidates_block(candidates: Sequence[tuple[str, tuple[int, ...]]], confidence: float) -> str:
+    """The offline reader's candidate answers, best first, each with the evidence that
+    states it, and how sure the reader is of the first: the model checks what the reader
+    found rather than reading every section from scratch. They are words of the
+    evidence, so they go inside its fence (:func:`build_prompt`); empty when the reader
+    found none."""
+    if not candidates:
+        return ""
+    lines = [CANDIDATES_HEADING]
+    for i, (text, cites) in enumerate(candidates):
+        marks = "[" + ", ".join(map(str, cites)) + "]" if cites else ""
+        sure = f" (confidence {confidence:.2f})" if i == 0 else ""
+        lines.append(f"- {' '.join(text.split())} {marks}{sure}".rstrip())
+    return "\n".join(lines)
+
+
 _SHORT_LINE = re.compile(r"^\W*short answer\W*?[:\-–—]\s*(.*)$", re.IGNORECASE)
 
 
@@ -146,11 +173,18 @@ def chain_text(items: Sequence[tuple[int, Evidence]]) -> str:
 
 
 def build_prompt(
-    question: str, evidence_text: str, examples_text: str = "", chain: str = "", check: str = ""
+    question: str,
+    evidence_text: str,
+    examples_text: str = "",
+    chain: str = "",
+    check: str = "",
+    candidates: str = "",
 ) -> str:
     parts = []
     if examples_text:
         parts.append("Examples of good cited answers:\n\n" + examples_text.strip())
+    if candidates:
+        evidence_text = f"{evidence_text.rstrip()}\n\n{candidates}"
     parts.append("Evidence:\n" + fenced(evidence_text))
     if chain.strip():
         parts.append(
@@ -160,5 +194,7 @@ def build_prompt(
         )
     if check:
         parts.append(check)
+    if candidates:
+        parts.append(CANDIDATES_NOTE)
     parts.append(f"Question: {question.strip()}\n{ANSWER_CUE}")
     return "\n\n".join(parts)

@@ -35,6 +35,7 @@ from kg_agent.synthesis.claude import (
     REPAIR_PROMPT,
     SYSTEM_PROMPT,
     build_prompt,
+    candidates_block,
     chain_text,
     refuses,
     says_not_in_graph,
@@ -100,9 +101,13 @@ def claude_prompt(
     evidence: Sequence[Evidence],
     numbering: MultiDocSynthesizer,
     fewshot: FewShotManager | None = None,
+    *,
+    sentences: SentenceRanker | None = None,
+    spans: SpanRanker | None = None,
 ) -> tuple[NumberedEvidence, str]:
     """The numbered evidence and the prompt Claude is sent for it, with the offline
-    reader's evidence check, so Claude is told when the graph likely lacks the answer.
+    reader's evidence check, so Claude is told when the graph likely lacks the answer,
+    and the reader's candidate answers (``spans`` chooses among the text's, as offline).
 
     The check reads the evidence as the prompt shows it (sections cut at the numbering's
     length), and is left out when a bridge round found evidence: bridge passages share few
@@ -114,11 +119,14 @@ def claude_prompt(
     if fewshot is not None:
         examples = format_examples(fewshot.select(text, k=2))
     chain = chain_text(numbered.items)
-    check = ""
+    check = candidates = ""
     if numbered.items and not chain:
-        reading = read_evidence(question, numbering.shown(numbered.items))
+        reading = read_evidence(
+            question, numbering.shown(numbered.items), sentences=sentences, spans=spans
+        )
         check = support_note(reading.support, SUPPORT_THRESHOLD)
-    return numbered, build_prompt(text, numbered.text, examples, chain, check)
+        candidates = candidates_block(reading.candidates, reading.confidence)
+    return numbered, build_prompt(text, numbered.text, examples, chain, check, candidates)
 
 
 def _from_reading(reading: OfflineReading, numbered: NumberedEvidence) -> Synthesis:
@@ -290,7 +298,14 @@ class ClaudeSynthesizer(Synthesizer):
         self, question: str | Question, evidence: Sequence[Evidence]
     ) -> tuple[NumberedEvidence, str]:
         """The numbered evidence and the whole prompt (few-shot examples included)."""
-        return claude_prompt(question, evidence, self.numbering, self.fewshot)
+        return claude_prompt(
+            question,
+            evidence,
+            self.numbering,
+            self.fewshot,
+            sentences=self.sentences,
+            spans=self.spans,
+        )
 
     def synthesize(
         self,

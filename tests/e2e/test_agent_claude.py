@@ -20,12 +20,19 @@ import pytest
 
 from kg_agent import AgentConfig
 from kg_agent.agent import KnowledgeGraphAgent, QueryResult
+from kg_agent.answering.span_ranker import RUNNERS_UP
 from kg_agent.embedding import Embedder
 from kg_agent.ingest.pipeline import LoadReport
 from kg_agent.llm.client import AnthropicClient, LLMReply
 from kg_agent.retrieval.base import Evidence, RetrievalResult
 from kg_agent.retrieval.multi_query import EXPANSION_MODEL
-from kg_agent.synthesis.claude import DEFAULT_SYNTHESIS_MODEL, SYSTEM_PROMPT
+from kg_agent.synthesis.claude import (
+    CANDIDATES_HEADING,
+    CANDIDATES_NOTE,
+    DEFAULT_SYNTHESIS_MODEL,
+    EVIDENCE_CLOSE,
+    SYSTEM_PROMPT,
+)
 from kg_agent.synthesis.extractive import EXTRACTIVE_LABEL
 from tests.support.fake_anthropic import (
     DEFAULT_KEY,
@@ -412,6 +419,24 @@ def test_synthesis_prompt_model_and_citations(
     assert r.usage["cost_usd"] > 0
     assert [s["stage"] for s in r.trace][-1] == "synthesis"
     assert r.trace[-1]["mode"] == "claude"
+
+
+def test_the_offline_reader_s_candidates_reach_the_prompt(
+    agent: KnowledgeGraphAgent,
+    make_agent: Callable[..., KnowledgeGraphAgent],
+    fake: FakeAnthropic,
+) -> None:
+    # the same graph read offline: the short answer the reader found, with its confidence
+    offline = make_agent(offline=True).query(ENIAC_Q)
+    assert offline.answer_candidate and "17,468" in offline.answer_candidate
+    agent.query(ENIAC_Q)
+    [req] = fake.message_requests
+    lines = req.user_text.splitlines()
+    at = lines.index(CANDIDATES_HEADING)  # inside the evidence's fence, its last part
+    assert lines[at + 1].startswith(f"- {offline.answer_candidate} [")
+    assert lines[at + 1].endswith(f"(confidence {offline.confidence:.2f})")
+    assert EVIDENCE_CLOSE in lines[at + 2 : at + 2 + RUNNERS_UP + 1]
+    assert CANDIDATES_NOTE in req.user_text
 
 
 def test_usage_counts_expansion_and_synthesis_tokens(

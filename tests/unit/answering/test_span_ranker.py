@@ -13,6 +13,7 @@ from kg_agent.answering import read_evidence
 from kg_agent.answering.evidence import Context
 from kg_agent.answering.span_ranker import (
     FEATURES,
+    RUNNERS_UP,
     SpanRanker,
     SpanWeights,
     span_candidates,
@@ -110,6 +111,19 @@ def test_the_model_chooses_and_its_confidence_decides_the_bold() -> None:
     assert "23 June 1912" in unsure.sentences[0].text
     assert "Bletchley Park" in unsure.sentences[1].text
     assert len(unsure.sentences) == 3  # three sentences with nothing in bold, as before
+
+
+def test_the_runners_up_are_the_next_best_distinct_candidates() -> None:
+    ranker = SpanRanker(_weights(show_at=0.5, entity=2.0, window=4.0, in_question=-5.0))
+    reading = read_evidence(WHERE, [(1, ALAN)], spans=ranker)
+    others = [text for text, _ in reading.others]
+    assert 1 <= len(others) <= RUNNERS_UP
+    assert reading.short_answer not in others and len(set(others)) == len(others)
+    assert all(cites == (1,) for _, cites in reading.others)
+    assert reading.candidates[0] == (reading.short_answer, reading.short_cites)
+    assert reading.candidates[1:] == reading.others
+    # what does not answer names no candidate
+    assert read_evidence("Who painted the ceiling?", [(1, ALAN)], spans=ranker).candidates == []
 
 
 def test_without_weights_the_hand_reader_answers() -> None:
