@@ -30,7 +30,7 @@ from kg_agent.answering.evidence import (
 )
 from kg_agent.answering.kinship import kin_paths
 from kg_agent.answering.sentence_ranker import SentenceRanker, default_sentence_ranker
-from kg_agent.answering.span_ranker import RUNNERS_UP, SpanRanker
+from kg_agent.answering.span_ranker import RUNNERS_UP, FactCandidate, SpanRanker
 from kg_agent.answering.verify import verify
 from kg_agent.language.question import Question
 from kg_agent.language.shape import (
@@ -582,10 +582,20 @@ def read_evidence(
     shown_order = (sentences or default_sentence_ranker()).order(ctx, ranked)
     support = _support(ctx)
     reading = OfflineReading(shape, [], support=support, answerable=support >= threshold)
-    if _read_fact(ctx, reading, shown_order, max_words):
-        return reading
-    decided: tuple[str, tuple[Sentence, ...]] | None = None
+    chooser = spans or _NO_SPAN_RANKER
     paths = kin_paths(shape.question) if shape.kind is AnswerKind.PERSON else ()
+    # an infobox fact answers; one the fact ranker is not sure of is a candidate among
+    # the text's spans, for the span model to weigh (it keeps the fact's reading when
+    # it chooses the fact, or finds nothing better)
+    fact_reading: OfflineReading | None = None
+    fact: FactCandidate | None = None
+    if _read_fact(ctx, reading, shown_order, max_words):
+        alone = reading.shown or not chooser.active or bool(ctx.hops) or bool(paths)
+        if alone or (fact := _fact_candidate(ctx, reading)) is None:
+            return reading
+        fact_reading = reading
+        reading = OfflineReading(shape, [], support=support, answerable=support >= threshold)
+    decided: tuple[str, tuple[Sentence, ...]] | None = None
     if paths:
         kin = relatives_of_relatives(ctx, paths)
         if kin is not None:
@@ -606,6 +616,8 @@ def read_evidence(
             reading.answerable = True
     else:
         decided = in_common(ctx)
+    if fact_reading is not None and decided is not None:
+        return fact_reading
     if decided is not None:
         reading.short_answer, basis = decided
         reading.short_cites = tuple(dict.fromkeys(s.n for s in basis))
@@ -674,12 +686,13 @@ def read_evidence(
                 reading.source = "span"
                 break
         hand = None if found is None else (found[0].text.strip(" ,;:"), found[1])
-        chooser = spans or _NO_SPAN_RANKER
         # a chain is read through its hop (above), a relative of a relative article by
         # article: the model, fitted on questions about one article, picks the hop
         # itself ("the director of X" → the director)
         chained = bool(ctx.hops) or bool(paths)
-        choice = None if chained else chooser.choose(ctx, ranked, hand, reading.source)
+        choice = None if chained else chooser.choose(ctx, ranked, hand, reading.source, fact)
+        if fact_reading is not None and (choice is None or choice.fact or not reading.answerable):
+            return fact_reading
         if choice is not None:  # the learned model chooses among every span, the hand's too
             reading.short_answer = _year_asked(shape, choice.text)
             reading.short_cites = (choice.sentence.n,)
@@ -687,13 +700,16 @@ def read_evidence(
             reading.show_at = chooser.show_at
             reading.source = "ranked"
             # its sentence first (a person sees where the candidate comes from), and,
-            # unsure, the reader's own pick's after it
+            # unsure, the next candidates' and the reader's own pick's after it
             reading.sentences = [choice.sentence]
             reading.others = [(_year_asked(shape, t), (o.n,)) for t, o in choice.others]
-            said = (choice.sentence.n, choice.sentence.position)
-            unsure = choice.confidence < chooser.show_at
-            if unsure and hand is not None and (hand[1].n, hand[1].position) != said:
-                reading.sentences.append(hand[1])
+            if choice.confidence < chooser.show_at:
+                more = [o for _, o in choice.others] + ([hand[1]] if hand is not None else [])
+                said = {(choice.sentence.n, choice.sentence.position)}
+                for s in more:
+                    if (s.n, s.position) not in said:
+                        said.add((s.n, s.position))
+                        reading.sentences.append(s)
         elif hand is not None:
             reading.short_answer = hand[0]
             reading.short_cites = (hand[1].n,)
@@ -720,7 +736,7 @@ def read_evidence(
         if ctx.hops:
             lead = reading.sentences[:keep]
         elif reading.short_answer is not None:
-            lead = reading.sentences[: 2 if reading.source == "ranked" else 1]
+            lead = reading.sentences[: UNSURE_SENTENCES if reading.source == "ranked" else 1]
         else:
             lead = []
         taken = {(s.n, s.position) for s in lead}
@@ -761,6 +777,18 @@ def _read_fact(
         f"fact: {fact.subject} {fact.key}" + (" (two hops)" if fact.hop > 1 else "")
     )
     return True
+
+
+def _fact_candidate(ctx: Context, reading: OfflineReading) -> FactCandidate | None:
+    """The answer of the fact a reading gave, as a candidate beside the text's spans:
+    its line among the sentences; None for a fact of two hops (a chain, which the
+    model was not fitted on) or one with no line."""
+    facts = [(n, ev.fact) for n, ev in ctx.items if ev.fact is not None]
+    at, fact = max(facts, key=lambda nf: nf[1].hop)
+    line = next((s for s in ctx.sentences if s.n == at), None)
+    if line is None or fact.hop > 1 or reading.short_answer is None:
+        return None
+    return FactCandidate(reading.short_answer, (line.n, line.position), reading.confidence)
 
 
 def _confidence(ctx: Context, reading: OfflineReading) -> float:

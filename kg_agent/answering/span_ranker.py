@@ -6,11 +6,14 @@ answer is right one time in four and never sure enough for bold. Here every span
 sentences the reading ranks best is a candidate, as a pretrained pipeline finds them
 (spaCy's named entities with their labels, and noun phrases:
 :mod:`kg_agent.language.parser`), together with the reader's own typed spans and its
-pick. Each is described by features (:data:`FEATURES`): the question's expected kind
-crossed with the candidate's label, the question's words near it and at its head in the
-parse, whether the question or the sentence's subject already holds it, how often the
-top sentences repeat it, how the reader found its pick, its sentence's own signals and
-the embedder's cosine of that sentence to the question. A conditional logit (a softmax
+pick, and the answer of an infobox fact the fact ranker found but was not sure enough of
+to show in bold (with its confidence: a span that writes the same words is the same
+candidate, so the text and the box agree in one). Each is described by features
+(:data:`FEATURES`): the question's expected kind crossed with the candidate's label, the
+question's words near it and at its head in the parse, whether the question or the
+sentence's subject already holds it, how often the top sentences repeat it, how the
+reader found its pick, its sentence's own signals and the embedder's cosine of that
+sentence to the question. A conditional logit (a softmax
 over one question's candidates) fitted by ``scripts/train_span_ranker.py`` on the plain
 questions of the English sample scores them; its best candidate's share, calibrated on
 held-out folds (Platt), is the answer's confidence, and the answer is shown in bold from
@@ -48,6 +51,7 @@ from kg_agent.language.tokens import STOP_WORDS, fold
 __all__ = [
     "DEFAULT_PATH",
     "FEATURES",
+    "FactCandidate",
     "SpanCandidate",
     "SpanChoice",
     "SpanRanker",
@@ -109,6 +113,8 @@ FEATURES: tuple[str, ...] = (
     "hand_echo",  # a sentence that echoes the question
     "hand_typed",  # a name that says it is what was asked ("… Professor of …")
     "hand_described",  # an article described as the kind asked
+    "fact_answer",  # the answer of the infobox fact the fact ranker found (not in bold)
+    "fact_confidence",  # the fact ranker's calibrated probability for it
     "typed",  # one of the reader's own spans of the kind asked
     "entity",  # a named entity of the pipeline
     "noun_phrase",  # a noun phrase of the pipeline
@@ -144,6 +150,7 @@ class SpanCandidate:
     start: int
     end: int
     x: np.ndarray = field(repr=False)
+    fact: bool = False  # it is the infobox fact's answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +162,7 @@ class SpanChoice:
     sentence: Sentence
     confidence: float
     others: tuple[tuple[str, Sentence], ...] = ()
+    fact: bool = False  # the infobox fact's answer was chosen
 
 
 @dataclass(frozen=True)
@@ -209,6 +217,16 @@ def _kind(ctx: Context) -> str | None:
     return str(kind.value)
 
 
+@dataclass(frozen=True, slots=True)
+class FactCandidate:
+    """An infobox fact's answer as a candidate: its words, the fact's line among the
+    reading's sentences (its evidence number and position), the fact ranker's confidence."""
+
+    text: str
+    line_at: tuple[int, int]
+    confidence: float
+
+
 @dataclass(slots=True)
 class _Found:
     """A candidate while the top sentences are read: where first written, what found it."""
@@ -222,6 +240,7 @@ class _Found:
     entity: bool = False
     chunk: bool = False
     hand: bool = False
+    fact: float | None = None  # the fact ranker's confidence, for the fact's answer
     label: str | None = None
     sentences: set[int] = field(default_factory=set)
     token: Any = None  # the span's root in the parse
@@ -238,12 +257,15 @@ def span_candidates(
     docs: Sequence[Any] | None = None,
     similarity: Sequence[float] | None = None,
     hand_source: str = "",
+    fact: FactCandidate | None = None,
 ) -> list[SpanCandidate]:
     """The candidates of the best :data:`TOP_SENTENCES` of ``ranked`` (the hand order),
     with the hand reader's pick ``hand``; ``docs`` are those sentences parsed (None:
     the reader's typed spans only), ``similarity`` their embedder cosines to the question
     (None: no vectors); ``hand_source`` how the reader found its pick ("alias", "echo",
-    "typed", "described", "span")."""
+    "typed", "described", "span"); ``fact`` the answer of an infobox fact the fact ranker
+    found but was not sure of (a span that writes the same words is the same candidate:
+    the text agrees with the fact)."""
     top = list(ranked[:TOP_SENTENCES])
     found: dict[str, _Found] = {}
 
@@ -288,6 +310,11 @@ def span_candidates(
         f = add(text, rank, s, max(0, at), max(0, at) + len(text))
         if f is not None:
             f.hand = True
+    if fact is not None:
+        rank = next((i for i, t in enumerate(top) if (t.n, t.position) == fact.line_at), len(top))
+        line = next(s for s in ctx.sentences if (s.n, s.position) == fact.line_at)
+        if (f := add(fact.text, rank, line, 0, 0)) is not None:
+            f.fact = fact.confidence
     if not found:
         return []
     rows = sentence_features(ctx)
@@ -311,6 +338,9 @@ def span_candidates(
         x[_AT["hand_pick"]] = float(f.hand)
         if f.hand and f"hand_{hand_source}" in _AT:
             x[_AT[f"hand_{hand_source}"]] = 1.0
+        if f.fact is not None:
+            x[_AT["fact_answer"]] = 1.0
+            x[_AT["fact_confidence"]] = f.fact
         x[_AT["typed"]] = float(f.typed)
         x[_AT["entity"]] = float(f.entity)
         x[_AT["noun_phrase"]] = float(f.chunk)
@@ -336,7 +366,9 @@ def span_candidates(
                 _group(f.label) if f.label else ("date" if kind == "date" and f.typed else "none")
             )
             x[_AT[f"{kind}~{group}"]] = 1.0
-        out.append(SpanCandidate(f.text, f.sentence, f.start, f.end, np.round(x, 4)))
+        out.append(
+            SpanCandidate(f.text, f.sentence, f.start, f.end, np.round(x, 4), f.fact is not None)
+        )
     return out
 
 
@@ -432,6 +464,11 @@ class SpanRanker:
         self.observer: Observer | None = None
 
     @property
+    def active(self) -> bool:
+        """Whether readings are handed to it: it has weights, or an observer reads them."""
+        return self.weights is not None or self.observer is not None
+
+    @property
     def show_at(self) -> float:
         """The confidence from which the chosen span is shown in bold."""
         return self.weights.show_at if self.weights is not None else SpanWeights.show_at
@@ -442,10 +479,12 @@ class SpanRanker:
         ranked: Sequence[Sentence],
         hand: tuple[str, Sentence] | None,
         hand_source: str = "",
+        fact: FactCandidate | None = None,
     ) -> SpanChoice | None:
         """The best candidate with its confidence (``hand``: the reader's pick, found by
-        ``hand_source``); None without weights, a kind of span to find, or candidates."""
-        if (self.weights is None and self.observer is None) or _kind(ctx) is None:
+        ``hand_source``; ``fact``: an infobox fact's answer the fact ranker was unsure of);
+        None without weights, a kind of span to find, or candidates."""
+        if not self.active or _kind(ctx) is None:
             return None
         top = [s.text for s in ranked[:TOP_SENTENCES]]
         docs = parser.parse(top, self.models) if self.models else None
@@ -457,7 +496,7 @@ class SpanRanker:
                 log.warning("span ranker: no sentence vectors (%s: %s)", type(exc).__name__, exc)
             else:
                 similarity = [round(float(v), 4) for v in vectors[1:] @ vectors[0]]
-        found = span_candidates(ctx, ranked, hand, docs, similarity, hand_source)
+        found = span_candidates(ctx, ranked, hand, docs, similarity, hand_source, fact)
         if self.observer is not None:
             self.observer(ctx.shape.question, found)
         if self.weights is None or not found:
@@ -472,7 +511,8 @@ class SpanRanker:
             if len(others) < RUNNERS_UP and _key(o.text) not in seen:
                 seen.add(_key(o.text))
                 others.append((o.text, o.sentence))
-        return SpanChoice(c.text, c.sentence, self.weights.confidence(z), tuple(others))
+        confidence = self.weights.confidence(z)
+        return SpanChoice(c.text, c.sentence, confidence, tuple(others), c.fact)
 
 
 @lru_cache(maxsize=1)

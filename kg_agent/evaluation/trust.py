@@ -9,7 +9,8 @@ comparisons, yes/no, connections, and questions the graph cannot answer), for ea
   and how often a shown one is right (the precision a reader sees);
 * **refused**: answered "not in the graph" (right for an unanswerable question, wrong
   for an answerable one);
-* **sentence**: the answer a person reads holds a gold answer.
+* **sentence**: the answer a person reads holds a gold answer (yes/no questions left out:
+  "yes" and "no" are no words of a text, as in the dev sets' Contains).
 
 A short answer matches a gold one (:func:`matches`) when, normalised as SQuAD does, they
 are equal, one holds the other whole on word boundaries with at most three words more
@@ -77,7 +78,9 @@ class TrustResult:
     confidence: float
     refused: bool
     right: bool
-    sentence: bool
+    #: None for a yes/no question (its gold, "yes" or "no", is no words of the text; the
+    #: dev sets' Contains leaves those out alike) and for an unanswerable one
+    sentence: bool | None
     answer: str
     latency_ms: float
     error: str | None = None
@@ -155,7 +158,9 @@ def run_plain(
             error = f"{type(exc).__name__}: {exc}"
         latency = 1000 * (time.perf_counter() - t0)
         right = refused if not q.answerable else (not refused and matches(short, q.answers))
-        sentence = q.answerable and not refused and bool(answer_in_text(q.answers, text))
+        sentence: bool | None = None  # nothing to hold for an unanswerable one
+        if q.answerable and not _yes_or_no(q.answers):
+            sentence = not refused and bool(answer_in_text(q.answers, text))
         out.append(
             TrustResult(
                 qid=q.qid,
@@ -181,6 +186,16 @@ def _pct(part: int, whole: int) -> float | None:
     return round(100.0 * part / whole, 1) if whole else None
 
 
+def _yes_or_no(answers: Sequence[str]) -> bool:
+    return bool(answers) and all(normalize_answer(a) in ("yes", "no") for a in answers)
+
+
+def _sentence_pct(results: Sequence[TrustResult]) -> float | None:
+    """The share whose answer text holds the gold, of those it can hold it (not yes/no)."""
+    judged = [r.sentence for r in results if r.sentence is not None]
+    return _pct(sum(judged), len(judged))
+
+
 def summarise_plain(results: Sequence[TrustResult]) -> dict[str, Any]:
     """Per kind and overall: right, shown, shown right, refused, sentence, latency."""
     rows: dict[str, dict[str, Any]] = {}
@@ -196,7 +211,7 @@ def summarise_plain(results: Sequence[TrustResult]) -> dict[str, Any]:
             "shown_right": _pct(sum(r.right for r in shown), len(shown)),
             "right_in_bold": _pct(sum(r.right for r in shown if r.answerable), len(rs)),
             "refused": _pct(sum(r.refused for r in rs), len(rs)),
-            "sentence": _pct(sum(r.sentence for r in rs), len(rs)),
+            "sentence": _sentence_pct(rs),
         }
     answerable = [r for r in results if r.answerable]
     unanswerable = [r for r in results if not r.answerable]
@@ -210,7 +225,7 @@ def summarise_plain(results: Sequence[TrustResult]) -> dict[str, Any]:
         "unanswerable refused": _pct(sum(r.refused for r in unanswerable), len(unanswerable)),
         "answerable refused": _pct(sum(r.refused for r in answerable), len(answerable)),
         "answerable shown": _pct(len(shown_answerable), len(answerable)),
-        "answerable sentence": _pct(sum(r.sentence for r in answerable), len(answerable)),
+        "answerable sentence": _sentence_pct(answerable),
         "latency p50 ms": round(statistics.median(lat), 1) if lat else None,
         "errors": sum(r.error is not None for r in results),
     }

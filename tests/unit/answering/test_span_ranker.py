@@ -14,13 +14,14 @@ from kg_agent.answering.evidence import Context
 from kg_agent.answering.span_ranker import (
     FEATURES,
     RUNNERS_UP,
+    SpanCandidate,
     SpanRanker,
     SpanWeights,
     span_candidates,
 )
 from kg_agent.language import parser
 from kg_agent.language.shape import analyse
-from kg_agent.retrieval.base import Evidence
+from kg_agent.retrieval.base import Evidence, FactStatement
 
 ALAN = Evidence(
     "Alan Turing::intro",
@@ -124,6 +125,36 @@ def test_the_runners_up_are_the_next_best_distinct_candidates() -> None:
     assert reading.candidates[1:] == reading.others
     # what does not answer names no candidate
     assert read_evidence("Who painted the ceiling?", [(1, ALAN)], spans=ranker).candidates == []
+
+
+def _fact(value: str, confidence: float, show_at: float = 0.9) -> Evidence:
+    statement = FactStatement(
+        "Alan Turing", "employer", "employer", value, value, confidence, show_at=show_at
+    )
+    content = f"Alan Turing — employer: {value}"
+    return Evidence("Alan Turing::fact", "Alan Turing", "", "", content, 0.9, fact=statement)
+
+
+def test_a_fact_the_fact_ranker_is_unsure_of_is_a_candidate_among_the_spans() -> None:
+    unsure = [(1, _fact("Government Code and Cypher School", 0.4)), (2, ALAN)]
+    seen: list[list[SpanCandidate]] = []
+    trusting = SpanRanker(_weights(fact_answer=5.0, fact_confidence=1.0))
+    trusting.observer = lambda q, found: seen.append(list(found))
+    reading = read_evidence(WHERE, unsure, spans=trusting)
+    assert reading.source == "fact" and reading.confidence == 0.4  # the fact's own reading
+    assert reading.short_answer == "Government Code and Cypher School"
+    [fact] = [c for c in seen[0] if c.fact]
+    assert fact.x[FEATURES.index("fact_confidence")] == 0.4
+    assert fact.x[FEATURES.index("fact_answer")] == 1.0
+    assert sum(c.fact for c in seen[0]) == 1 and len(seen[0]) > 3  # beside the text's spans
+    doubting = SpanRanker(_weights(fact_answer=-5.0, entity=2.0, window=4.0, in_question=-5.0))
+    reading = read_evidence(WHERE, unsure, spans=doubting)
+    assert reading.source == "ranked" and reading.short_answer == "Bletchley Park"
+    # a fact in bold is the answer, and no model weighs it; nor without a model
+    sure = [(1, _fact("Government Code and Cypher School", 0.95)), (2, ALAN)]
+    seen.clear()
+    assert read_evidence(WHERE, sure, spans=trusting).source == "fact" and not seen
+    assert read_evidence(WHERE, unsure).source == "fact"
 
 
 def test_without_weights_the_hand_reader_answers() -> None:
