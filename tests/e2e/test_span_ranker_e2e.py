@@ -41,3 +41,27 @@ def test_the_agent_s_span_ranker_reads_the_parse_and_the_vectors(
     assert 0.0 < result.confidence < 1.0
     assert (result.short_answer is not None) == (result.confidence >= ranker.show_at)
     assert "Babbage" in result.answer  # what a person reads holds it, bold or not
+
+
+def test_an_infobox_fact_not_in_bold_is_weighed_beside_the_text(
+    sample_agent: KnowledgeGraphAgent,
+) -> None:
+    pytest.importorskip("spacy", reason="spaCy is set-up's 'nlp' extra (scripts/setup.sh)")
+    ranker = sample_agent.components.spans
+    seen: list[Sequence[SpanCandidate]] = []
+    ranker.observer = lambda q, found: seen.append(found)
+    try:
+        result = sample_agent.query("Where did Charles Babbage study?")
+    finally:
+        ranker.observer = None
+    # the box's "alma mater" is found, but not surely enough for bold: one candidate among
+    # the text's, with the fact ranker's confidence as a feature
+    assert seen, "the reading never reached the span ranker"
+    facts = [c for c in seen[0] if c.fact]
+    assert len(facts) == 1 and "Cambridge" in facts[0].text
+    confidence = facts[0].x[FEATURES.index("fact_confidence")]
+    assert 0.0 < confidence < 1.0 and facts[0].x[FEATURES.index("fact_answer")] == 1.0
+    assert len(seen[0]) > 3  # beside the text's spans
+    stage = next(t for t in result.trace if t.get("stage") == "synthesis")
+    assert stage["found_by"] in ("ranked", "fact")  # whichever the model chose
+    assert "Cambridge" in (result.answer_candidate or "") and "Cambridge" in result.answer
