@@ -14,6 +14,7 @@ from kg_agent.answering.span_ranker import DEFAULT_PATH, FEATURES
 from kg_agent.evaluation import span_training
 from kg_agent.evaluation.fact_training import QuestionCandidates
 from kg_agent.evaluation.span_training import (
+    LAMBDAS,
     load_span_samples,
     save_span_samples,
     train_spans,
@@ -93,6 +94,29 @@ def test_too_few_sure_answers_set_no_bold() -> None:
     assert weights.show_at > 1.0 and weights.trained_on["out_of_fold_shown"] == 0
 
 
+def test_the_penalty_is_the_one_whose_inner_folds_pick_right_most_often() -> None:
+    # the right candidate is the one with the largest first feature, plus noise that a
+    # weak penalty fits
+    rng = np.random.default_rng(7)
+    questions, samples = [], {}
+    for i in range(50):
+        q = PlainQuestion(f"q{i}", f"question {i}", "text", True, ("x",), (f"A{i}",))
+        x = rng.uniform(size=(6, len(FEATURES))).round(4)
+        y = np.zeros(6)
+        y[int(np.argmax(x[:, 0] + rng.normal(0, 0.3, 6)))] = 1.0
+        questions.append(q)
+        samples[q.qid] = QuestionCandidates(q.qid, x, y)
+    chosen = train_spans(samples, questions, lambdas=(0.01, 1.0, 1000.0))
+    assert chosen.trained_on["l2_penalty"] in (0.01, 1.0, 1000.0)
+    right = {}
+    for lam in (0.01, 1.0, 1000.0):
+        alone = train_spans(samples, questions, lambdas=(lam,))
+        right[lam] = alone.trained_on["out_of_fold_best_right"]
+        assert alone.trained_on["l2_penalty"] == lam
+    assert right[chosen.trained_on["l2_penalty"]] == max(right.values())
+    assert chosen.trained_on["out_of_fold_best_right"] == max(right.values())
+
+
 def test_with_no_candidates_read_nothing_is_chosen() -> None:
     q = PlainQuestion("q0", "question", "text", False, (), (), "Nowhere")
     weights = train_spans({}, [q])
@@ -107,3 +131,4 @@ def test_the_committed_weights_are_what_their_samples_fit() -> None:
     questions = load_plain(QUESTIONS)
     fitted = train_spans(load_span_samples(SAMPLES), questions, note={"set": QUESTIONS.name})
     assert fitted.to_json() == json.loads(DEFAULT_PATH.read_text(encoding="utf-8"))
+    assert fitted.trained_on["l2_penalty"] in LAMBDAS
