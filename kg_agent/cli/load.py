@@ -126,7 +126,7 @@ def load(
         + f"\n  links      {report.links:>10,}  article→article\n"
         f"  mentions   {report.mentions:>10,}  section→article"
         f" ({report.inferred_mentions:,} inferred)\n"
-        f"  facts      {report.facts:>10,}  infobox items (links and typed values)\n"
+        f"  facts      {report.facts:>10,}  infobox facts (box parameters)\n"
         f"  categories {report.categories:>10,}\n"
         f"  stubs      {report.stubs:>10,}  (link targets outside the source)\n"
         f"  cached     {report.cached_embeddings:>10,}  embeddings reused from the cache\n"
@@ -179,7 +179,7 @@ def stats(db_path: str, top: int, as_json: bool) -> None:
         f"  redirects       {st.redirects:>10,}\n"
         f"  links           {st.links:>10,}  article→article ({st.inferred_links:,} inferred)\n"
         f"  mentions        {st.mentions:>10,}  section→article\n"
-        f"  facts           {st.facts:>10,}  infobox items, of {st.articles_with_facts:,} "
+        f"  facts           {st.facts:>10,}  infobox facts, of {st.articles_with_facts:,} "
         "articles\n"
         f"  kinds           "
         + (", ".join(f"{k or 'unknown'} {n:,}" for k, n in st.kinds.items()) or "unknown")

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from kg_agent.crashpoints import crash_point
 from kg_agent.entities.saved import save_linker_apart
 from kg_agent.exceptions import LoadAborted
+from kg_agent.ingest.fact_table import group_items
 from kg_agent.ingest.finish import prepare_graph
 from kg_agent.store import GraphStore
 from kg_agent.store.integrity import write_checksums
@@ -97,10 +98,15 @@ _EXPORTS = {
     "IN_CATEGORY": "MATCH (a:Article)-[:IN_CATEGORY]->(c:Category) RETURN a.title, c.name",
     "REDIRECTS_TO": "MATCH (r:Redirect)-[:REDIRECTS_TO]->(a:Article) RETURN r.title, a.title",
     "Fact": "MATCH (f:Fact) RETURN f.id, f.article, f.box, f.sub_box, f.key, f.raw_key, f.value, "
-    "f.position, f.item, f.kind, f.target, f.number, f.unit, f.date, f.note",
+    "f.item, f.kind, f.target, f.number, f.unit, f.date, f.note, f.numbers",
     "HAS_FACT": "MATCH (a:Article)-[:HAS_FACT]->(f:Fact) RETURN a.title, f.id",
     "REFERS_TO": "MATCH (f:Fact)-[:REFERS_TO]->(a:Article) RETURN f.id, a.title",
 }
+#: A graph of a node an item (schemas 4 to 6): its items, grouped into facts here.
+_FACT_ITEMS = (
+    "MATCH (f:Fact) RETURN f.id, f.article, f.box, f.sub_box, f.key, f.raw_key, f.value, "
+    "f.position, f.item, f.kind, f.target, f.number, f.unit, f.date, f.note"
+)
 
 
 def _bytes(db: Path) -> int:
@@ -218,16 +224,21 @@ def _rebuild(
     with tempfile.TemporaryDirectory(prefix=".kg-compact-", dir=root) as tmp:
         files: dict[str, Path] = {}
         with GraphStore.open(db, read_only=True) as old:
+            per_item = old.facts_per_item
             for table, query in _EXPORTS.items():
                 files[table] = Path(tmp) / f"{table}.parquet"
                 if table == "SectionVector":  # a schema-4 graph's update tables too
                     query = old.over_vector_tables(query)
+                if table == "Fact" and per_item:
+                    query = _FACT_ITEMS
                 old.export_parquet(query, files[table])
             old_gen = old.generation_path()
         if old_index is not None and store == "graph":  # the vectors back into the graph
             _vectors_from_index(files["SectionVector"], old_index)
         if pa.types.is_string(pq.read_schema(files["Fact"]).field(0).type):
             _number_facts(files)  # schema 5: facts keyed by strings
+        if per_item:
+            _group_facts(files)
         if old_gen is not None and old_gen.is_dir():
             shutil.copytree(
                 old_gen, root / gen, ignore=shutil.ignore_patterns("*.arrow", "*.bin", "*.pkl*")
@@ -271,17 +282,41 @@ def _number_facts(files: dict[str, Path]) -> None:
         at = pc.index_in(edges.column(side), value_set=old)
         edges = edges.set_column(side, edges.schema.field(side).name, pc.take(ids, at))
         pq.write_table(edges, files[table])
-    meta = pq.read_table(files["Meta"])
-    keep = pc.invert(pc.equal(meta.column(0), "next_fact_id"))
-    values = ["next_fact_id", str(len(ids))]
-    extra = pa.table({n: [v] for n, v in zip(meta.column_names, values, strict=True)})
-    pq.write_table(pa.concat_tables([meta.filter(keep), extra.cast(meta.schema)]), files["Meta"])
+    _set_next_fact_id(files, len(ids))
 
 
 def _item_number(ids: pa.ChunkedArray) -> pa.Array:
     """The item number of ``title::fNNNN`` ids."""
     tails = [s.rsplit("::f", 1)[-1] for s in ids.to_pylist()]
     return pa.array([int(t) if t.isdigit() else 0 for t in tails], pa.int64())
+
+
+def _group_facts(files: dict[str, Path]) -> None:
+    """Make the items of a graph of a node an item (schemas 4 to 6, numbered in page
+    order) a node a fact, numbered anew, and their edges the facts' (once each);
+    ``Meta.next_fact_id`` follows."""
+    items = pq.read_table(files["Fact"])
+    items = items.take(pc.sort_indices(items.column(0)))
+    names = ["id", "article", "box", "sub_box", "key", "raw_key", "value", "position"]
+    names += ["item", "kind", "target", "number", "unit", "date", "note"]
+    facts, fact_of_item = group_items(items.rename_columns(names))
+    pq.write_table(facts, files["Fact"])
+    old = items.column(0).combine_chunks()
+    for table, side in (("HAS_FACT", 1), ("REFERS_TO", 0)):
+        edges = pq.read_table(files[table])
+        at = pc.index_in(edges.column(side), value_set=old)
+        edges = edges.set_column(side, edges.schema.field(side).name, pc.take(fact_of_item, at))
+        edges = edges.group_by(edges.column_names, use_threads=False).aggregate([])
+        pq.write_table(edges, files[table])
+    _set_next_fact_id(files, facts.num_rows)
+
+
+def _set_next_fact_id(files: dict[str, Path], value: int) -> None:
+    meta = pq.read_table(files["Meta"])
+    keep = pc.invert(pc.equal(meta.column(0), "next_fact_id"))
+    values = ["next_fact_id", str(value)]
+    extra = pa.table({n: [v] for n, v in zip(meta.column_names, values, strict=True)})
+    pq.write_table(pa.concat_tables([meta.filter(keep), extra.cast(meta.schema)]), files["Meta"])
 
 
 def _vectors_from_index(path: Path, index: VectorIndex) -> None:

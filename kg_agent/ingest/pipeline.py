@@ -135,7 +135,7 @@ class LoadReport:
     links: int = 0
     mentions: int = 0
     inferred_mentions: int = 0
-    facts: int = 0  # infobox fact items (one per link or literal of a box parameter)
+    facts: int = 0  # infobox facts (box parameters: one Fact node each, docs/schema.md)
     categories: int = 0
     stubs: int = 0
     rows_written: int = 0

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kg_agent.ingest.chunking import embedding_input
+from kg_agent.ingest.fact_table import FACT_SCHEMA, group_items
 from kg_agent.ingest.parse import ParseResult
 from kg_agent.ingest.resolve import LinkResolver, Lookup, TitleTable, resolve_links
 from kg_agent.ingest.shards import SCHEMAS
@@ -46,8 +47,6 @@ ARTICLE_SCHEMA = pa.schema(
         ("kind", pa.string()),
     ]
 )
-#: Fact columns as the graph has them: the parsed ones, ``target`` resolved to a title.
-FACT_SCHEMA = SCHEMAS["facts"].remove(SCHEMAS["facts"].get_field_index("_ord"))
 #: Section columns as the graph has them: the parsed ones and ``text_hash``, the hash of
 #: the text a vector is computed from (what tells a stale vector).
 SECTION_SCHEMA = (
@@ -219,14 +218,13 @@ def _link_targets(stage: Stage, units: Sequence[int]) -> Iterator[str]:
 def resolve_facts(
     facts: pa.Table, resolver: LinkResolver, first_id: int = 0
 ) -> tuple[pa.Table, pa.Table]:
-    """Fact rows (current only) with their ids (``first_id`` on, in page order) and
-    their link targets resolved to titles (through redirects, or to new stubs, as links
-    are), and the ``REFERS_TO`` edges they make (fact id → article; none to the fact's
-    own article)."""
+    """The facts of the parsed fact items ``facts`` (current only), a row a fact with
+    its id (``first_id`` on, in page order) and its items' link targets resolved to
+    titles (through redirects, or to new stubs, as links are), and the ``REFERS_TO``
+    edges they make (fact id → article, once for each article; none to the fact's own
+    article)."""
     if facts.num_rows == 0:
         return FACT_SCHEMA.empty_table(), REFERS_SCHEMA.empty_table()
-    ids = pa.array(range(first_id, first_id + facts.num_rows), pa.int64())
-    facts = facts.set_column(facts.schema.get_field_index("id"), "id", ids)
     targets = facts.column("target")
     distinct = pc.unique(targets)
     names = distinct.to_pylist()
@@ -234,12 +232,11 @@ def resolve_facts(
     resolved = pa.array([resolver.resolve(t) for t in names], pa.string())
     to = pc.take(resolved, pc.index_in(targets, value_set=distinct))
     facts = facts.set_column(facts.schema.get_field_index("target"), "target", to)
-    facts = facts.select(FACT_SCHEMA.names).cast(FACT_SCHEMA)
-    edges = facts.filter(
-        pc.and_(pc.not_equal(to, ""), pc.not_equal(facts.column("target"), facts.column("article")))
-    )
-    refers = pa.table([edges.column("id"), edges.column("target")], schema=REFERS_SCHEMA)
-    return facts, refers
+    grouped, fact_of_item = group_items(facts, first_id)
+    named = pc.and_(pc.not_equal(to, ""), pc.not_equal(to, facts.column("article")))
+    edges = pa.table([pc.filter(fact_of_item, named), pc.filter(to, named)], schema=REFERS_SCHEMA)
+    refers = edges.group_by(["from", "to"], use_threads=False).aggregate([])
+    return grouped, refers.select(REFERS_SCHEMA.names).cast(REFERS_SCHEMA)
 
 
 def _inferred_links(matcher: Any, secs: pa.Table) -> pa.Table:

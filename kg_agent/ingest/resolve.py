@@ -74,10 +74,12 @@ class TitleTable:
     def current(self, table: pa.Table, title_column: str) -> pa.Table:
         """Rows of each title's winning page (and not past ``cut``), without ``_ord``."""
         if table.num_rows:
-            winners = pa.array(
-                [self.titles.get(t, -1) for t in table.column(title_column).to_pylist()],
-                pa.int64(),
-            )
+            # looked up once a title, not once a row: a shard's millions of links and
+            # fact items name only its own few thousand articles
+            titles = table.column(title_column)
+            distinct = pc.unique(titles)
+            won = pa.array([self.titles.get(t, -1) for t in distinct.to_pylist()], pa.int64())
+            winners = pc.take(won, pc.index_in(titles, value_set=distinct))
             table = table.filter(pc.equal(table.column("_ord"), winners))
         return table.drop_columns(["_ord"])
 

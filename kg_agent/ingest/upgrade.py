@@ -28,6 +28,9 @@ Kùzu's HNSW indexes and the update tables (``UnindexedVector``, ``RecentVector<
 go, every vector into ``SectionVector``. Kùzu 0.11.3 cannot drop a vector index and
 keep its table (above), so the graph is compacted (``ingest/compact.py``: every table
 copied into a new database, renamed over the old one), which builds the new index.
+
+Schema 5 → 6: fact ids become numbers, and 6 → 7: a ``Fact`` node a fact, not an item
+(``ingest/fact_table.py``); both by that compaction.
 """
 
 from __future__ import annotations
@@ -94,13 +97,13 @@ def upgrade_graph(db_path: str | Path) -> bool:
     if version == "3":
         _upgrade_v3(db_path)
         version = "4"
-    if version in ("4", "5"):  # schema 5's fact ids renumbered as the graph is rebuilt
+    if version in ("4", "5", "6"):  # facts renumbered, a node a fact, as the graph is rebuilt
         _upgrade_v4(db_path)
         return True
     if version != "1":
         raise SchemaMismatchError(
             f"database {db_path} has schema version {version}; this kg-agent reads "
-            f"{SCHEMA_VERSION} and upgrades 1, 2, 3 and 4"
+            f"{SCHEMA_VERSION} and upgrades 1 to 6"
         )
     root = index_dir(db_path)
     root.mkdir(parents=True, exist_ok=True)

@@ -65,14 +65,15 @@ log = logging.getLogger(__name__)
 #: 2: full-text search moved to a tantivy index beside the database; vectors moved to
 #: SectionVector; Section.text_hash; Load.status. 4: infobox facts. 5: the vector index
 #: beside the graph (no Kùzu vector index, no update vector tables). 6: fact ids are
-#: numbers (``Meta.next_fact_id``), not ``title::fNNNN`` strings.
-SCHEMA_VERSION = "6"
+#: numbers (``Meta.next_fact_id``), not ``title::fNNNN`` strings. 7: one ``Fact`` node a
+#: fact (a box parameter), its items' fields joined by ``|``, not one an item.
+SCHEMA_VERSION = "7"
 #: Schemas a reader opens as they are: 2 lacks only the articles' ``revision`` and
 #: ``digest``, which no query reads; 3 lacks the infobox facts and the articles' kind,
 #: which a query then does without; 4 has no vector index beside it, so its semantic
-#: search scans every vector; 5 keys its facts by strings (a writer upgrades any of them
-#: first).
-READABLE_SCHEMA_VERSIONS = frozenset({"2", "3", "4", "5", SCHEMA_VERSION})
+#: search scans every vector; 5 keys its facts by strings; 5 and 6 hold a node an item
+#: (a writer upgrades any of them first).
+READABLE_SCHEMA_VERSIONS = frozenset({"2", "3", "4", "5", "6", SCHEMA_VERSION})
 
 #: :meth:`GraphStore._keyed` looks rows up one by one while they are at most a
 #: 1/_POINT_PER_ROWS share of the rows of the table a scan would read. Measured on graphs
@@ -113,12 +114,16 @@ _EDGES_OF: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Fact": (("REFERS_TO",), ("HAS_FACT",)),
     "Redirect": (("REDIRECTS_TO",), ()),
 }
-#: The infobox facts (schema 4): one node per item of a box parameter (docs/schema.md).
+#: The infobox facts (schema 7): one node a fact, a box parameter (docs/schema.md). A
+#: fact of several items (``spouse = A (1903–1919); B``) joins each item field with ``|``
+#: (store/fact_items.py ``ITEM_SEP``); ``number`` is the first item's (``numbers`` every
+#: item's, joined, when there are several). A node an item (schemas 4 to 6) cost a
+#: primary key's hash index and a ``HAS_FACT`` edge an item (docs/notes/scale.md).
 FACT_DDL = (
     "CREATE NODE TABLE IF NOT EXISTS Fact(id INT64 PRIMARY KEY, article STRING, "
-    "box STRING, sub_box STRING, key STRING, raw_key STRING, value STRING, position INT64, "
-    "item STRING, kind STRING, target STRING, number DOUBLE, unit STRING, date STRING, "
-    "note STRING)",
+    "box STRING, sub_box STRING, key STRING, raw_key STRING, value STRING, item STRING, "
+    "kind STRING, target STRING, number DOUBLE, unit STRING, date STRING, note STRING, "
+    "numbers STRING)",
     "CREATE REL TABLE IF NOT EXISTS HAS_FACT(FROM Article TO Fact)",
     "CREATE REL TABLE IF NOT EXISTS REFERS_TO(FROM Fact TO Article)",
 )

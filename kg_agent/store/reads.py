@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from kg_agent.store.article_table import ArticleTable
+from kg_agent.store.fact_items import FactKey, FactRow, fact_query, items_of, naming_count_query
 from kg_agent.store.link_table import LinkTable
 from kg_agent.store.text_index import TextIndex
 from kg_agent.store.vector_index import VectorIndex
@@ -96,7 +97,8 @@ class StoreStats:
     #: where the section vectors are stored: ``graph`` (its column and the index) or
     #: ``index`` (the index alone; store/vectors.py)
     vector_store: str = "graph"
-    #: infobox fact items, and the articles that have at least one (0: a graph of schema 3)
+    #: infobox facts (Fact nodes: an item each on schemas 4 to 6), and the articles that
+    #: have at least one (0: a graph of schema 3)
     facts: int = 0
     articles_with_facts: int = 0
     #: articles (not stubs) of each kind: person, place, … ("" for unknown)
@@ -108,75 +110,9 @@ class StoreStats:
         return asdict(self)
 
 
-@dataclass(frozen=True, slots=True)
-class FactRow:
-    """One item of an infobox fact, as the graph holds it (docs/schema.md): ``target``
-    is the article a link item names (through redirects), ``number`` and ``date`` a
-    literal's value (ISO date, or the year)."""
-
-    id: str
-    article: str
-    box: str
-    sub_box: str
-    key: str
-    raw_key: str
-    value: str
-    position: int
-    item: str
-    kind: str
-    target: str
-    number: float | None
-    unit: str
-    date: str
-    note: str
-
-
-_FACTS_OF = (
-    "MATCH (a:Article {title: $title})-[:HAS_FACT]->(f:Fact) RETURN f.id, f.article, f.box, "
-    "f.sub_box, f.key, f.raw_key, f.value, f.position, f.item, f.kind, f.target, f.number, "
-    "f.unit, f.date, f.note"
-)
-
-
-_FACTS_NAMING = (
-    "MATCH (f:Fact)-[:REFERS_TO]->(:Article {title: $title}) RETURN f.id, f.article, f.box, "
-    "f.sub_box, f.key, f.raw_key, f.value, f.position, f.item, f.kind, f.target, f.number, "
-    "f.unit, f.date, f.note"
-)
-
-
-_FACT_KEYS_NAMING = (
-    "MATCH (f:Fact)-[:REFERS_TO]->(:Article {title: $title}) RETURN f.id, f.article, "
-    "f.sub_box, f.key, f.raw_key"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class FactKey:
-    """A fact item's place and key without its value: enough to choose among the facts
-    naming an article before reading any of them whole (:meth:`GraphReads.fact_keys_naming`)."""
-
-    id: str
-    article: str
-    sub_box: str
-    key: str
-    raw_key: str
-
-
-_NAMING_COUNT = "MATCH (f:Fact)-[:REFERS_TO]->(:Article {title: $title}) RETURN count(*)"
-_FACT_QUERIES = {"of": _FACTS_OF, "naming": _FACTS_NAMING, "keys": _FACT_KEYS_NAMING}
 #: titles whose fact rows a read-only store keeps (each query apart): ~40 items a title,
 #: ~300 bytes an item, so ~25 MB at most
 _FACT_CACHE_MAX = 2_000
-
-
-def _fact_order(fact_id: str) -> int:
-    """The item's place in its article: ids are numbers given in page order (schema 6),
-    or ``title::fNNNN`` (schema 5)."""
-    if fact_id.isdigit():
-        return int(fact_id)
-    tail = fact_id.rsplit("::f", 1)[-1]
-    return int(tail) if tail.isdigit() else 0
 
 
 #: Schema 4's Kùzu HNSW index, and the tables where its updates' vectors waited
@@ -385,6 +321,18 @@ class GraphReads:
                 self._has_facts = known
         return known
 
+    @property
+    def facts_per_item(self) -> bool:
+        """Whether the graph holds a ``Fact`` node an item (schemas 4 to 6), not one a
+        fact (schema 7: :mod:`.fact_items`)."""
+        known: bool | None = getattr(self, "_facts_per_item", None)
+        if known is None:
+            rows = self._run("CALL TABLE_INFO('Fact') RETURN name")
+            known = any(r[0] == "position" for r in rows)
+            if getattr(self, "read_only", False):
+                self._facts_per_item = known
+        return known
+
     def facts_of(self, titles: Sequence[str]) -> list[FactRow]:
         """The infobox facts of the articles ``titles`` (redirects not followed), each
         item a row, in the articles' order and then page order; [] on a schema-3 graph."""
@@ -432,17 +380,12 @@ class GraphReads:
         rows = cache.get(key) if cache is not None else None  # one get: see _article_rows
         if rows is not None:
             return rows
-        naming = query != "of"
-        if naming and not self._pk(_NAMING_COUNT, {"title": title})[0][0]:
+        per_item = self.facts_per_item
+        if query != "of" and not self._pk(naming_count_query(), {"title": title})[0][0]:
             raw: list[list[Any]] = []
         else:
-            raw = self._pk(_FACT_QUERIES[query], {"title": title})
-        if naming:
-            raw.sort(key=lambda r: (str(r[1]), _fact_order(str(r[0]))))
-        else:
-            raw.sort(key=lambda r: _fact_order(str(r[0])))
-        make = FactKey if query == "keys" else FactRow
-        rows = [make(str(r[0]), *r[1:]) for r in raw]
+            raw = self._pk(fact_query(query, per_item), {"title": title})
+        rows = items_of(raw, query, per_item, title)
         if cache is not None:
             if len(cache) >= _FACT_CACHE_MAX:
                 cache.clear()

@@ -26,7 +26,7 @@ from kg_agent.embedding import Embedder
 from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source
 from kg_agent.retrieval.fact_ranker import FactRanker
 from kg_agent.retrieval.facts import WithFacts
-from kg_agent.store import GraphStore
+from kg_agent.store import FactRow, GraphStore
 from tests.e2e.conftest import ENWIKI
 from tests.support.cli import kg_agent_exe
 from tests.support.newer_sample import write_dump
@@ -106,6 +106,15 @@ def test_a_reader_reads_facts_and_kinds_as_the_graph_holds_them(db: Path) -> Non
             rows = store.query(cypher + " RETURN a.title AS a, f.key AS k, f.item AS i", {"t": t})
             return sorted((r["a"], r["k"], r["i"]) for r in rows)
 
+        def facts(items: list[FactRow]) -> list[tuple[str, str, str]]:
+            """Items as the facts they are items of: their own fields joined by "|"."""
+            by_fact: dict[str, list[FactRow]] = {}
+            for r in items:
+                by_fact.setdefault(r.id.partition(".")[0], []).append(r)
+            return sorted(
+                (rs[0].article, rs[0].key, "|".join(r.item for r in rs)) for rs in by_fact.values()
+            )
+
         for _ in range(2):  # the second time from what it kept
             for t in titles:
                 own = truth("MATCH (a:Article {title: $t})-[:HAS_FACT]->(f:Fact)", t)
@@ -113,8 +122,17 @@ def test_a_reader_reads_facts_and_kinds_as_the_graph_holds_them(db: Path) -> Non
                     "MATCH (a:Article)-[:HAS_FACT]->(f:Fact)-[:REFERS_TO]->(:Article {title: $t})",
                     t,
                 )
-                assert sorted((r.article, r.key, r.item) for r in store.facts_of([t])) == own
-                assert sorted((r.article, r.key, r.item) for r in store.facts_naming([t])) == naming
+                assert facts(store.facts_of([t])) == own
+                # of the facts naming it, the items that name it
+                named = store.facts_naming([t])
+                assert all(r.target == t for r in named)
+                assert sorted({(r.article, r.key) for r in named}) == sorted(
+                    {(a, k) for a, k, _ in naming}
+                )
+                assert all(
+                    r.item in dict(((a, k), i) for a, k, i in naming)[(r.article, r.key)].split("|")
+                    for r in named
+                )
                 # their keys alone, the same items in the same order
                 whole = store.facts_naming([t])
                 assert [
@@ -128,6 +146,37 @@ def test_a_reader_reads_facts_and_kinds_as_the_graph_holds_them(db: Path) -> Non
             }
         assert store.facts_naming(["United States"]) and not store.facts_naming(["Alabama"])
         assert kinds["Alabama"] == "place"
+
+
+def test_the_fact_pack_reads_facts_as_the_reader_does(db: Path, agent: KnowledgeGraphAgent) -> None:
+    """The infobox pack's Cypher gives a fact of several items as one row, its items and
+    their kinds in order and the articles its links name, and finds an article by one
+    item of a fact."""
+    for title in ("Albert Einstein", "Alabama", "Algeria"):
+        with GraphStore.open(db) as store:
+            by_fact: dict[str, list[FactRow]] = {}
+            for r in store.facts_of([title]):
+                by_fact.setdefault(r.id.partition(".")[0], []).append(r)
+        want = [
+            (rs[0].key, rs[0].value, [r.item for r in rs], [r.kind for r in rs],
+             sorted({r.target for r in rs if r.target and r.target != title}), rs[0].number)
+            for rs in by_fact.values()
+        ]  # fmt: skip
+        rows = agent.run_cypher_pack("facts_of", pack="infobox_facts", title=title, limit="2000")
+        got = [
+            (r["key"], r["value"], r["items"], r["kinds"], sorted(r["links"]), r["number"])
+            for r in rows
+        ]
+        assert got == want and len(got) > 10
+    einstein = agent.run_cypher_pack("facts_of", pack="infobox_facts", title="Albert Einstein")
+    spouse = [r for r in einstein if r["key"] == "spouse"]
+    assert [(r["items"], sorted(r["links"])) for r in spouse] == [
+        (["Mileva Marić", "Elsa Löwenthal"], ["Elsa Löwenthal", "Mileva Marić"])
+    ]
+    found = agent.run_cypher_pack(
+        "articles_with_fact", pack="infobox_facts", key="spouse", value="Elsa Löwenthal"
+    )
+    assert [r["title"] for r in found] == ["Albert Einstein"]
 
 
 def test_the_fact_search_beside_the_text_search_finds_what_it_finds_in_turn(

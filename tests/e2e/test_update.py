@@ -1259,7 +1259,7 @@ def test_a_graph_loaded_before_revisions_is_upgraded_and_updated(
     assert (report.changed, report.relinked, report.unchanged) == (31, 0, 0)
     assert report.sections_embedded == updated[1]["sections_embedded"]
     with GraphStore.open(db, read_only=True) as store:
-        assert store.schema_version() == SCHEMA_VERSION == "6"
+        assert store.schema_version() == SCHEMA_VERSION == "7"
     assert_same_graph(db, fresh_newer)
 
 
@@ -1354,33 +1354,104 @@ def test_a_schema_4_graph_is_searched_by_a_scan_and_upgraded_by_a_writer(
     assert_same_graph(db, ref)
 
 
-def _as_schema_5(store: GraphStore, tmp: Path) -> None:
-    """What a graph of schema 5 held: facts keyed by ``title::fNNNN`` strings."""
-    facts, has, refers = tmp / "f5.parquet", tmp / "h5.parquet", tmp / "r5.parquet"
-    cols = "f.box, f.sub_box, f.key, f.raw_key, f.value, f.position, f.item, f.kind, "
-    cols += "f.target, f.number, f.unit, f.date, f.note"
-    rows = store.query(f"MATCH (f:Fact) RETURN f.id AS id, f.article AS a, {cols}")
-    rank: dict[int, str] = {}
-    for a in sorted({r["a"] for r in rows}):
-        mine = sorted(r["id"] for r in rows if r["a"] == a)
-        rank.update({i: f"{a}::f{n:04d}" for n, i in enumerate(mine)})
-    table = pa.Table.from_pylist(rows)
-    table = table.set_column(0, "id", pa.array([rank[i] for i in table.column("id").to_pylist()]))
-    pq.write_table(table, facts)
-    for path, q in (
-        (has, "MATCH (a:Article)-[:HAS_FACT]->(f:Fact) RETURN a.title AS f, f.id AS t"),
-        (refers, "MATCH (f:Fact)-[:REFERS_TO]->(a:Article) RETURN f.id AS f, a.title AS t"),
-    ):
-        got = store.query(q)
-        key = "t" if path == has else "f"
-        pq.write_table(pa.Table.from_pylist([{**r, key: rank[r[key]]} for r in got]), path)
+#: The Fact table of schemas 5 and 6: a node an item (``{key}``: the id's type).
+_ITEM_FACT_DDL = (
+    "CREATE NODE TABLE Fact(id {key} PRIMARY KEY, article STRING, box STRING, sub_box STRING, "
+    "key STRING, raw_key STRING, value STRING, position INT64, item STRING, kind STRING, "
+    "target STRING, number DOUBLE, unit STRING, date STRING, note STRING)"
+)
+
+
+def _facts_as_items(store: GraphStore, tmp: Path, *, strings: bool) -> None:
+    """Store the graph's facts as schemas 5 and 6 did, a node an item: numbered in page
+    order (6), or keyed by ``title::fNNNN`` strings (5)."""
+    owners = store.query("MATCH (a:Article)-[:HAS_FACT]->(:Fact) RETURN DISTINCT a.title AS a")
+    rows = store.facts_of(sorted(r["a"] for r in owners))
+    rows.sort(key=lambda r: (int(r.id.partition(".")[0]), r.position))
+    seen: dict[str, int] = {}
+    ids: list[Any] = []
+    for n, r in enumerate(rows):
+        ids.append(f"{r.article}::f{seen.get(r.article, 0):04d}" if strings else n)
+        seen[r.article] = seen.get(r.article, 0) + 1
+    key = pa.string() if strings else pa.int64()
+    text = ["article", "box", "sub_box", "key", "raw_key", "value"]
+    schema = pa.schema(
+        [("id", key), *[(c, pa.string()) for c in text], ("position", pa.int64())]
+        + [(c, pa.string()) for c in ("item", "kind", "target")]
+        + [("number", pa.float64())]
+        + [(c, pa.string()) for c in ("unit", "date", "note")]
+    )
+    facts, has, refers = tmp / "items.parquet", tmp / "has.parquet", tmp / "refers.parquet"
+    table = [
+        {**{f: getattr(r, f) for f in schema.names}, "id": i}
+        for r, i in zip(rows, ids, strict=True)
+    ]
+    pq.write_table(pa.Table.from_pylist(table, schema=schema), facts)
+    edge = pa.schema([("f", pa.string()), ("t", key)])
+    pq.write_table(
+        pa.Table.from_pylist(
+            [{"f": r.article, "t": i} for r, i in zip(rows, ids, strict=True)], edge
+        ),
+        has,
+    )
+    named = [
+        (i, r.target) for r, i in zip(rows, ids, strict=True) if r.target and r.target != r.article
+    ]
+    pq.write_table(
+        pa.table({"f": pa.array([i for i, _ in named], key), "t": [t for _, t in named]}), refers
+    )
     for table_name in ("REFERS_TO", "HAS_FACT", "Fact"):
         store.query(f"DROP TABLE {table_name}")
-    for stmt in FACT_DDL:
-        store.query(stmt.replace("id INT64 PRIMARY KEY", "id STRING PRIMARY KEY"))
+    store.query(_ITEM_FACT_DDL.format(key="STRING" if strings else "INT64"))
+    for stmt in FACT_DDL[1:]:
+        store.query(stmt)
     for table_name, path in (("Fact", facts), ("HAS_FACT", has), ("REFERS_TO", refers)):
         store.query(f"COPY {table_name} FROM '{path}'")
-    store.set_meta(schema_version="5", next_fact_id="")
+    next_id = "" if strings else str(len(rows))
+    store.set_meta(schema_version="5" if strings else "6", next_fact_id=next_id)
+
+
+def test_a_schema_6_graph_reads_its_items_and_a_writer_makes_them_facts(
+    embedder: Embedder, tmp_path: Path
+) -> None:
+    """Schema 6 stored a ``Fact`` node an item (a primary key and an edge each): read as
+    it is, the same items as a graph of a node a fact; a writer's upgrade groups them,
+    and the graph is then the one a fresh load writes."""
+    db, ref = tmp_path / "g.kuzu", tmp_path / "ref.kuzu"
+    load_source(SAMPLE_DUMP, db, embedder=embedder, options=LoadOptions(progress=False))
+    copy_graph(db, ref)
+    titles = ["Charles Babbage", "Ada Lovelace", "IBM", "Analytical Engine"]
+    with GraphStore.open(ref, read_only=True) as store:
+        want = {t: store.facts_of([t]) for t in titles}
+        naming = {t: store.facts_naming([t]) for t in titles}
+        keys = {t: store.fact_keys_naming([t]) for t in titles}
+        facts = store.table_counts()["Fact"]
+    assert any(r.position for v in want.values() for r in v)  # facts of several items
+    with GraphStore.open(db, read_only=False) as store:
+        _facts_as_items(store, tmp_path, strings=False)
+    with GraphStore.open(db, read_only=True) as store:
+        items = store.table_counts()["Fact"]
+        assert store.facts_per_item and items > facts
+        for t in titles:
+            assert [astuple(r)[1:] for r in store.facts_of([t])] == [
+                astuple(r)[1:] for r in want[t]
+            ]
+            assert [astuple(r)[1:] for r in store.facts_naming([t])] == [
+                astuple(r)[1:] for r in naming[t]
+            ]
+            assert [astuple(r)[1:] for r in store.fact_keys_naming([t])] == [
+                astuple(r)[1:] for r in keys[t]
+            ]
+    code, out = _cli("ask", "Who designed the Analytical Engine?", "--db", str(db))
+    assert code == 0 and "Charles Babbage" in out
+    code, out = _cli("reindex", "--db", str(db))
+    assert code == 0, out
+    with GraphStore.open(db, read_only=True) as store:
+        assert store.schema_version() == SCHEMA_VERSION and not store.facts_per_item
+        assert store.next_fact_id() == store.table_counts()["Fact"] == facts < items
+        for t in titles:
+            assert store.facts_of([t]) == want[t]  # numbered in page order, as a load does
+    assert_same_graph(db, ref)
 
 
 def test_a_schema_5_graph_reads_its_string_fact_ids_and_a_writer_numbers_them(
@@ -1395,7 +1466,7 @@ def test_a_schema_5_graph_reads_its_string_fact_ids_and_a_writer_numbers_them(
         want = store.facts_of(["Charles Babbage", "Ada Lovelace"])
         n = store.table_counts()["Fact"]
     with GraphStore.open(db, read_only=False) as store:
-        _as_schema_5(store, tmp_path)
+        _facts_as_items(store, tmp_path, strings=True)
     with GraphStore.open(db, read_only=True) as store:
         old = store.facts_of(["Charles Babbage", "Ada Lovelace"])
         assert old[0].id == "Charles Babbage::f0000"
@@ -1406,7 +1477,7 @@ def test_a_schema_5_graph_reads_its_string_fact_ids_and_a_writer_numbers_them(
         assert store.schema_version() == SCHEMA_VERSION and store.next_fact_id() == n
         got = store.facts_of(["Charles Babbage", "Ada Lovelace"])
         assert [r[1:] for r in map(astuple, got)] == [r[1:] for r in map(astuple, want)]
-        assert all(r.id.isdigit() for r in got)
+        assert all(r.id.partition(".")[0].isdigit() for r in got)
     assert_same_graph(db, ref)
 
 

@@ -30,11 +30,11 @@ QUERIES = {
     # fact ids are numbers a write gives (an update's differ from a fresh load's): the
     # facts are compared by what they hold
     "facts": "MATCH (a:Article)-[:HAS_FACT]->(f:Fact) RETURN a.title, f.article, f.box, "
-    "f.sub_box, f.key, f.raw_key, f.value, f.position, f.item, f.kind, f.target, f.number, "
-    "f.unit, f.date, f.note",
+    "f.sub_box, f.key, f.raw_key, f.value, f.item, f.kind, f.target, f.number, "
+    "f.unit, f.date, f.note, f.numbers",
     "fact_count": "MATCH (f:Fact) RETURN count(f)",  # none without its article
     "refers_to": "MATCH (f:Fact)-[:REFERS_TO]->(a:Article) "
-    "RETURN f.article, f.sub_box, f.key, f.position, f.item, a.title",
+    "RETURN f.article, f.sub_box, f.key, f.item, a.title",
 }
 
 
