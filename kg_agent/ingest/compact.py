@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 from kg_agent.crashpoints import crash_point
 from kg_agent.entities.saved import save_linker_apart
 from kg_agent.exceptions import LoadAborted
-from kg_agent.ingest.fact_table import group_items
+from kg_agent.ingest.fact_table import FACT_SCHEMA, ITEM_SCHEMA, group_items
 from kg_agent.ingest.finish import prepare_graph
 from kg_agent.store import GraphStore
 from kg_agent.store.integrity import write_checksums
@@ -97,16 +97,12 @@ _EXPORTS = {
     "RETURN s.id, a.title, r.count, r.inferred",
     "IN_CATEGORY": "MATCH (a:Article)-[:IN_CATEGORY]->(c:Category) RETURN a.title, c.name",
     "REDIRECTS_TO": "MATCH (r:Redirect)-[:REDIRECTS_TO]->(a:Article) RETURN r.title, a.title",
-    "Fact": "MATCH (f:Fact) RETURN f.id, f.article, f.box, f.sub_box, f.key, f.raw_key, f.value, "
-    "f.item, f.kind, f.target, f.number, f.unit, f.date, f.note, f.numbers",
+    "Fact": "MATCH (f:Fact) RETURN " + ", ".join(f"f.{n}" for n in FACT_SCHEMA.names),
     "HAS_FACT": "MATCH (a:Article)-[:HAS_FACT]->(f:Fact) RETURN a.title, f.id",
     "REFERS_TO": "MATCH (f:Fact)-[:REFERS_TO]->(a:Article) RETURN f.id, a.title",
 }
 #: A graph of a node an item (schemas 4 to 6): its items, grouped into facts here.
-_FACT_ITEMS = (
-    "MATCH (f:Fact) RETURN f.id, f.article, f.box, f.sub_box, f.key, f.raw_key, f.value, "
-    "f.position, f.item, f.kind, f.target, f.number, f.unit, f.date, f.note"
-)
+_FACT_ITEMS = "MATCH (f:Fact) RETURN " + ", ".join(f"f.{n}" for n in ITEM_SCHEMA.names)
 
 
 def _bytes(db: Path) -> int:
@@ -297,9 +293,7 @@ def _group_facts(files: dict[str, Path]) -> None:
     ``Meta.next_fact_id`` follows."""
     items = pq.read_table(files["Fact"])
     items = items.take(pc.sort_indices(items.column(0)))
-    names = ["id", "article", "box", "sub_box", "key", "raw_key", "value", "position"]
-    names += ["item", "kind", "target", "number", "unit", "date", "note"]
-    facts, fact_of_item = group_items(items.rename_columns(names))
+    facts, fact_of_item = group_items(items.rename_columns(ITEM_SCHEMA.names))
     pq.write_table(facts, files["Fact"])
     old = items.column(0).combine_chunks()
     for table, side in (("HAS_FACT", 1), ("REFERS_TO", 0)):

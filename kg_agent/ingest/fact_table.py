@@ -14,31 +14,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kg_agent.ingest.shards import SCHEMAS
 from kg_agent.store.fact_items import ITEM_SEP, ITEM_SEP_SHOWN
 
-__all__ = ["FACT_SCHEMA", "ITEM_FIELDS", "group_items"]
+__all__ = ["FACT_SCHEMA", "ITEM_FIELDS", "ITEM_SCHEMA", "group_items"]
 
 #: The item fields a fact joins, one value an item, by ``ITEM_SEP``.
 ITEM_FIELDS = ("item", "kind", "target", "unit", "date", "note")
-#: The ``Fact`` table's columns, in its order (store/graph.py ``FACT_DDL``).
-FACT_SCHEMA = pa.schema(
-    [
-        ("id", pa.int64()),
-        ("article", pa.string()),
-        ("box", pa.string()),
-        ("sub_box", pa.string()),
-        ("key", pa.string()),
-        ("raw_key", pa.string()),
-        ("value", pa.string()),
-        ("item", pa.string()),
-        ("kind", pa.string()),
-        ("target", pa.string()),
-        ("number", pa.float64()),
-        ("unit", pa.string()),
-        ("date", pa.string()),
-        ("note", pa.string()),
-        ("numbers", pa.string()),
-    ]
+#: The parse's item columns (``position``: the item's place in its fact), as the Fact
+#: table of schemas 4 to 6 held them.
+ITEM_SCHEMA = SCHEMAS["facts"].remove(SCHEMAS["facts"].get_field_index("_ord"))
+#: The ``Fact`` table's columns, in its order (store/graph.py ``FACT_DDL``): the items'
+#: without ``position``, and ``numbers``.
+FACT_SCHEMA = ITEM_SCHEMA.remove(ITEM_SCHEMA.get_field_index("position")).append(
+    pa.field("numbers", pa.string())
 )
 _FACT_FIELDS = ("article", "box", "sub_box", "key", "raw_key", "value")
 
