@@ -3,10 +3,11 @@ them, and whether the evidence supports an answer at all.
 
 The evidence is split and scored in :mod:`.evidence`; comparisons, yes/no, "in
 common" and relatives of relatives are decided in :mod:`.compare`; this module takes
-the short answer from a sentence that echoes the question's frame ("…community of
-what?"), else from an article described as the kind asked ("what coastal area"), else
-from the best sentence by the kind asked (a date, a number, a place after "in", a
-person), checks the support ("not in the graph" below the threshold), and chooses the
+the short answer from another name the subject's article gives ("what does X stand
+for"), else from a name that says it is the kind asked ("which professorship": "…
+Professor of …"), else from the best sentence by the kind asked (a date, a number, a
+place after "in", a person), offers it to the span model as one candidate among the
+text's spans, checks the support ("not in the graph" below the threshold), and chooses the
 sentences to show within the word budget. A chain ("X's father", "the director of film
 X") is read in its hops' sentences alone, and shows both hops.
 """
@@ -41,7 +42,7 @@ from kg_agent.language.shape import (
     analyse,
     stem,
 )
-from kg_agent.language.spans import Span, dates, lifespan, names, numbers, year_of
+from kg_agent.language.spans import Span, lifespan, year_of
 from kg_agent.language.tokens import (
     NAME_PARTICLES,
     STOP_WORDS,
@@ -78,8 +79,6 @@ SOURCE_CONFIDENCE: dict[tuple[str, str], float] = {
     ("compared", "choice"): 0.9,
     ("compared", "yes_no"): 0.55,
     ("compared", "entity"): 0.55,
-    ("echo", ""): 0.55,
-    ("described", ""): 0.55,
     ("alias", ""): 0.55,
     ("typed", ""): 0.25,
     ("verified", "yes_no"): 0.55,
@@ -109,7 +108,8 @@ class OfflineReading:
     support: float = 0.0
     notes: list[str] = field(default_factory=list)
     #: how sure the reader is of ``short_answer`` (0..1; :data:`SHOW_THRESHOLD`), and how
-    #: it was found: "fact", "kinship", "compared", "echo", "described" or "span"
+    #: it was found: "fact", "kinship", "compared", "facts compared", "verified",
+    #: "alias", "typed", "span" or "ranked"
     confidence: float = 0.0
     source: str = ""
     #: the confidence from which the short answer is shown (a fact's comes with it)
@@ -261,82 +261,6 @@ def _inverse_subject(ctx: Context, s: Sentence) -> Span | None:
             base = base_title(s.title)
             return Span(base, 0, len(base))
     return None
-
-
-#: "… in the autonomous community of what?": the words before a wh-word that ends the
-#: question, which the answering sentence writes before the answer.
-_TRAILING_WH = re.compile(r"((?:[\w'’-]+\s+){1,3})(?:what|which|whom)\b[^?,]{0,20}\?\s*$", re.I)
-
-
-def _echo(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence] | None:
-    """The answer written right after the words the question puts before its final
-    wh-word ("community of what?" → "… in the autonomous community of Murcia"): a
-    sentence that echoes the question's frame gives its answer in the frame's slot."""
-    m = _TRAILING_WH.search(ctx.shape.question)
-    if m is None or m.start() == 0:
-        return None
-    words = m.group(1).split()
-    # the whole frame first, then its last two words ("scandalous affair with" is
-    # written "his affair with"); a frame of small words ("in what") says too little
-    for frame in dict.fromkeys((tuple(words), tuple(words[-2:]))):
-        if all(w.lower() in STOP_WORDS for w in frame):
-            continue
-        pattern = re.compile(
-            r"\b" + r"\s+".join(re.escape(w) for w in frame) + r"\s+(?:the\s+)?", re.I
-        )
-        for s in order:
-            for fm in pattern.finditer(s.text):
-                spans = ctx.candidates(s)
-                if ctx.shape.kind is AnswerKind.ENTITY:  # "a population of what?"
-                    spans += numbers(s.text) + dates(s.text)
-                for span in spans:
-                    if span.start == fm.end():
-                        return span, s
-    return None
-
-
-#: "what coastal area", "which public research university": the lowercase words after a
-#: wh-word inside the question, the kind of thing asked for.
-_WH_PHRASE = re.compile(r"\b(?i:what|which)\s+([a-z][\w-]*(?:\s+[a-z][\w-]*){0,4})")
-_DESCRIBED = r"\b(?:is|was|are|were)\s+(?:(?:a|an|the|one of the)\s+)?(?:[\w-]+\s+){0,4}?"
-
-
-def _described(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence] | None:
-    """The article whose sentence says it is what the question asks for ("…borders on
-    what coastal area?": "Yellowcraig is a coastal area of forest, beach and grassland"):
-    the sentence's subject answers, when the kind is written in two words or more (one,
-    "film" or "city", describes too many articles to choose by)."""
-    m = _WH_PHRASE.search(ctx.shape.question)
-    if m is None:
-        return None
-    words: list[str] = []
-    for w in m.group(1).split():  # up to its first small word: "what coastal area is"
-        if w.lower() in STOP_WORDS or w.lower() in AUXILIARIES:
-            break
-        words.append(w)
-    if len(words) < 2:
-        return None
-    pattern = re.compile(_DESCRIBED + r"\s+".join(re.escape(w) for w in words) + r"\b", re.I)
-    described: list[tuple[Span, Sentence]] = []
-    for s in order:
-        if s.title in ctx.named or not pattern.search(s.text):
-            continue
-        # the sentence's subject, written as its article's title is ("Yellowcraig" in
-        # "Yellowcraigs")
-        lead = next((n for n in names(s.text) if n.start == 0), None)
-        title = fold(base_title(s.title))
-        if lead is not None and fold(lead.text)[:4] == title[:4]:
-            text = lead.text.rstrip(".")
-            described.append((Span(text, 0, len(text)), s))
-    # of several ("Beaconsfield", "Officer", "Pakenham" are each "a satellite suburb of
-    # Melbourne"), the one another evidence article writes of
-    if len(described) > 1:
-        texts = {title: spaced(text) for title, text in ctx.text_of.items()}
-        for span, s in described:
-            name = spaced(span.text)
-            if any(name in text for title, text in texts.items() if title != s.title):
-                return span, s
-    return described[0] if described else None
 
 
 #: A question after another name of its subject: what it stands for, what it is also
@@ -665,18 +589,10 @@ def read_evidence(
             reading.notes.append("named otherwise")
             reading.source = "alias"
             reading.answerable = True  # the subject's own sentence names it
-        elif (found := _echo(ctx, order)) is not None:  # a sentence that echoes the question
-            reading.notes.append("echo")
-            reading.source = "echo"
         elif shape.kind is AnswerKind.ENTITY and (typed := _named_as_asked(ctx, order[:3])):
             found = typed  # a name that says it is what was asked ("… Professor of …")
             reading.notes.append("named as asked")
             reading.source = "typed"
-        elif shape.kind in (AnswerKind.ENTITY, AnswerKind.PLACE):
-            found = _described(ctx, order)  # then an article described as the kind asked
-            if found is not None:
-                reading.notes.append("described")
-                reading.source = "described"
         for s in order if found is None else ():
             if events and not (_cue_position(shape, s.text, events) >= 0 or lifespan(s.text)):
                 continue  # "where was X born": only a sentence about a birth answers

@@ -110,9 +110,7 @@ FEATURES: tuple[str, ...] = (
     "most_similar",  # its sentence is the top one nearest the question (by that cosine)
     "hand_pick",  # the hand reader's short answer, and how it found it:
     "hand_alias",  # another name the subject's article gives ("what does X stand for")
-    "hand_echo",  # a sentence that echoes the question
     "hand_typed",  # a name that says it is what was asked ("… Professor of …")
-    "hand_described",  # an article described as the kind asked
     "fact_answer",  # the answer of the infobox fact the fact ranker found (not in bold)
     "fact_confidence",  # the fact ranker's calibrated probability for it
     "typed",  # one of the reader's own spans of the kind asked
@@ -262,8 +260,8 @@ def span_candidates(
     """The candidates of the best :data:`TOP_SENTENCES` of ``ranked`` (the hand order),
     with the hand reader's pick ``hand``; ``docs`` are those sentences parsed (None:
     the reader's typed spans only), ``similarity`` their embedder cosines to the question
-    (None: no vectors); ``hand_source`` how the reader found its pick ("alias", "echo",
-    "typed", "described", "span"); ``fact`` the answer of an infobox fact the fact ranker
+    (None: no vectors); ``hand_source`` how the reader found its pick ("alias", "typed",
+    "span"); ``fact`` the answer of an infobox fact the fact ranker
     found but was not sure of (a span that writes the same words is the same candidate:
     the text agrees with the fact)."""
     top = list(ranked[:TOP_SENTENCES])

@@ -470,43 +470,6 @@ def test_what_two_things_have_in_common() -> None:
     assert plain.short_answer != "writer" or "compared" not in " ".join(plain.notes)
 
 
-def test_a_question_that_ends_in_a_wh_word_is_answered_in_the_slot_its_words_frame() -> None:
-    player = ev(
-        "Hugo Romero",
-        "Hugo Romero is a Spanish footballer who plays for FC Cartagena as a midfielder.",
-    )
-    club = ev(
-        "FC Cartagena",
-        "FC Cartagena is a Spanish football team based in Cartagena, in the autonomous "
-        "community of Murcia. It plays in Segunda División.",
-    )
-    question = (
-        "Hugo Romero is a Spanish footballer who plays for a team in the autonomous "
-        "community of what?"
-    )
-    reading = read_evidence(question, numbered(player, club))
-    assert reading.short_answer == "Murcia"  # not "Cartagena", the first place in the line
-    assert reading.short_cites == (2,)
-    assert "echo" in reading.notes
-    based = read_evidence("Hugo Romero plays for a team based in what?", numbered(player, club))
-    assert based.short_answer == "Cartagena"  # the same sentence, another frame
-    # the slot holds what the sentence writes there: a number too
-    museum = ev("Museum of Coastal Defence", "The museum is located on Hong Kong Island.")
-    island = ev(
-        "Hong Kong Island",
-        "Hong Kong Island is an island in the southern part of Hong Kong, with a population "
-        "of 1,289,500 in 2011.",
-    )
-    population = read_evidence(
-        "The Museum of Coastal Defence is located on an island with a population of what?",
-        numbered(museum, island),
-    )
-    assert population.short_answer == "1,289,500"
-    # a frame that no sentence writes leaves the answer to the other rules
-    other = read_evidence("Hugo Romero plays for a team in which community?", numbered(club))
-    assert "echo" not in other.notes
-
-
 def test_a_choice_by_what_is_said_of_each_option() -> None:
     rutgers = ev(
         "Rutgers University",
@@ -600,44 +563,6 @@ def test_a_title_s_parentheses_name_nothing_the_answer_must_avoid() -> None:
     )
     # "(Film)" is the title's, not a name that the father's sentence must not hold
     assert reading.short_answer == "Yuen Siu-tien"
-
-
-def test_the_article_described_as_the_kind_asked_answers() -> None:
-    castle = ev(
-        "Dirleton Castle",
-        "Dirleton Castle is a medieval fortress in the village of Dirleton, East Lothian.",
-    )
-    bay = ev(
-        "Yellowcraigs",
-        "Yellowcraig, less commonly known as Broad Sands Bay, is a coastal area of forest, "
-        "beach and grassland in East Lothian.",
-    )
-    question = (
-        "A medieval fortress in Dirleton, East Lothian borders on the south side of what "
-        "coastal area?"
-    )
-    reading = read_evidence(question, numbered(castle, bay))
-    assert reading.short_answer == "Yellowcraig"  # as its sentence writes it
-    assert reading.short_cites == (2,)
-    assert "described" in reading.notes
-    # of several so described, the one another evidence article writes of
-    district = ev(
-        "Electoral district of Bass",
-        "The Electoral district of Bass is an electoral district of the Victorian Legislative "
-        "Assembly. It stretches from outer suburban Pakenham to the coast.",
-    )
-    beaconsfield = ev("Beaconsfield, Victoria", "Beaconsfield is a satellite suburb of Melbourne.")
-    pakenham = ev("Pakenham, Victoria", "Pakenham is a satellite suburb of Melbourne in Victoria.")
-    suburb = read_evidence(
-        "Which satellite suburb of Melbourne is partially included in the Electoral district "
-        "of Bass?",
-        numbered(district, beaconsfield, pakenham),
-    )
-    assert suburb.short_answer == "Pakenham"
-    # a kind of one word ("what film") describes too many articles to choose by
-    film = ev("Alien (film)", "Alien is a 1979 science fiction horror film by Ridley Scott.")
-    one = read_evidence("Ridley Scott directed what film?", numbered(film))
-    assert "described" not in one.notes
 
 
 # A chain ("X's father", "the director of film X") is read in the article its first hop

@@ -75,12 +75,12 @@ def test_the_reader_s_pick_and_how_it_found_it_are_features() -> None:
     ctx = Context(analyse(WHERE), [(1, ALAN)])
     top = ctx.ranked()
     said = next(s for s in top if "Bletchley" in s.text)
-    found = span_candidates(ctx, top, ("Hut 8", said), _parsed(ctx), None, "echo")
+    found = span_candidates(ctx, top, ("Hut 8", said), _parsed(ctx), None, "typed")
     picked = [c for c in found if c.x[FEATURES.index("hand_pick")] == 1.0]
     assert [c.text for c in picked] == ["Hut 8"]
-    assert picked[0].x[FEATURES.index("hand_echo")] == 1.0
+    assert picked[0].x[FEATURES.index("hand_typed")] == 1.0
     assert picked[0].x[FEATURES.index("hand_alias")] == 0.0
-    assert not any(c.x[FEATURES.index("hand_echo")] for c in found if c.text != "Hut 8")
+    assert not any(c.x[FEATURES.index("hand_typed")] for c in found if c.text != "Hut 8")
 
 
 def test_the_sentences_nearness_to_the_question_is_a_feature() -> None:
