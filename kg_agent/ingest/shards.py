@@ -134,88 +134,104 @@ def _assign_links(parts: Sequence[str], links: Iterable[str]) -> list[Counter[st
     return out
 
 
+def _empty_columns() -> dict[str, dict[str, list[Any]]]:
+    return {kind: {name: [] for name in schema.names} for kind, schema in SCHEMAS.items()}
+
+
 @dataclass(slots=True)
 class ShardBuilder:
-    """Rows of one shard, built page by page (sections chunked, links counted)."""
+    """Rows of one shard, built page by page (sections chunked, links counted).
+
+    Held as column lists, not a dict a row: a load makes tens of millions of link rows,
+    and building a dict for each, then a column from the dicts, was a tenth of a
+    worker's time."""
 
     unit: int
     max_section_words: int = DEFAULT_MAX_WORDS
-    rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    #: kind → column name → values (the columns of :data:`SCHEMAS`)
+    columns: dict[str, dict[str, list[Any]]] = field(default_factory=_empty_columns)
     counts: Counter[str] = field(default_factory=Counter)
     pages: int = 0
-    #: the facts' rows, as columns (there are many: :func:`add_fact_columns`)
-    fact_columns: dict[str, list[Any]] = field(
-        default_factory=lambda: {name: [] for name in SCHEMAS["facts"].names}
-    )
+
+    def rows(self, kind: str) -> list[dict[str, Any]]:
+        """The rows of one kind, a dict each (for tests and small readers)."""
+        cols = self.columns[kind]
+        rows = zip(*cols.values(), strict=True)
+        return [dict(zip(cols, values, strict=True)) for values in rows]
 
     def add(self, page: ParsedPage) -> None:
         ord_ = unit_ord(self.unit, self.pages)
         self.pages += 1
+        columns = self.columns
         if page.is_redirect:
-            self.rows["redirects"].append(
-                {"title": page.title, "target": page.redirect_to, "_ord": ord_}
-            )
+            _append(columns["redirects"], (page.title, page.redirect_to, ord_))
             self.counts["redirects"] += 1
             return
         self.counts["articles"] += 1
         if page.kept:
             self.counts["kept"] += 1
-            self.rows["articles"].append(_article(page, 0, 0, ord_))
+            _append(columns["articles"], _article(page, 0, 0, ord_))
             return
         self.counts["disambiguation_pages"] += int(page.is_disambiguation)
         self.counts["infer_mentions"] |= int(page.infer_mentions)
-        links = self.rows["links"]
+        title = page.title
+        links = columns["links"]
+        sections = columns["sections"]
         ordinal = words = 0
+        limit = self.max_section_words
         for sec in page.sections:
             heading_path = " > ".join(sec.heading_path)
-            parts = chunk_text(sec.text, max_words=self.max_section_words)
+            # most sections are one part: their words are counted once (chunk_text's
+            # own first test, and the part's count)
+            whole = sec.text.strip()
+            n = len(whole.split())
+            parts = [whole] if 0 < n <= limit else chunk_text(whole, max_words=limit)
             if not parts:
                 # A link-only section (a table-only list): its links are real
                 # article-level links, with no section to start a mention edge.
-                for target, n in Counter(sec.links).items():
-                    links.append(_link("", page.title, target, n, ord_))
+                _add_links(links, "", title, Counter(sec.links), ord_)
                 continue
             for part_no, (text, counts) in enumerate(
                 zip(parts, _assign_links(parts, sec.links), strict=True)
             ):
-                sid = f"{page.title}::{ordinal:04d}"
-                wc = len(text.split())
+                sid = f"{title}::{ordinal:04d}"
+                wc = n if text is whole else len(text.split())
                 words += wc
-                self.rows["sections"].append(
-                    {
-                        "id": sid,
-                        "article": page.title,
-                        "heading": sec.heading,
-                        "heading_path": heading_path,
-                        "level": sec.level,
-                        "ordinal": ordinal,
-                        "part": part_no,
-                        "text": text,
-                        "word_count": wc,
-                        "_ord": ord_,
-                    }
+                _append(
+                    sections,
+                    (
+                        sid,
+                        title,
+                        sec.heading,
+                        heading_path,
+                        sec.level,
+                        ordinal,
+                        part_no,
+                        text,
+                        wc,
+                        ord_,
+                    ),
                 )
-                links.extend(_link(sid, page.title, t, n, ord_) for t, n in counts.items())
+                _add_links(links, sid, title, counts, ord_)
                 ordinal += 1
         self.counts["sections"] += ordinal
+        categories = columns["categories"]
         for cat in dict.fromkeys(page.categories):
-            self.rows["categories"].append({"from": page.title, "to": cat, "_ord": ord_})
-        self.counts["facts"] += add_fact_columns(self.fact_columns, page.title, page.facts, ord_)
-        self.rows["articles"].append(_article(page, ordinal, words, ord_))
+            _append(categories, (title, cat, ord_))
+        self.counts["facts"] += add_fact_columns(columns["facts"], title, page.facts, ord_)
+        _append(columns["articles"], _article(page, ordinal, words, ord_))
 
     def write(self, directory: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the shard's files, then its marker; returns the marker's content."""
         shards = ShardSet(directory)
         files = []
         for kind in KINDS:
-            rows: list[dict[str, Any]] | dict[str, list[Any]] = self.rows[kind]
-            if kind == "facts":
-                rows = self.fact_columns
-            if not (rows["id"] if isinstance(rows, dict) else rows):
+            columns = self.columns[kind]
+            if not next(iter(columns.values())):
                 continue
             path = shards.path(self.unit, kind)
             tmp = path.with_suffix(".parquet.tmp")
-            pq.write_table(_table(rows, SCHEMAS[kind]), tmp)
+            pq.write_table(_table(columns, SCHEMAS[kind]), tmp)
             os.replace(tmp, path)
             files.append(kind)
         marker = {"unit": self.unit, "pages": self.pages, "files": files, **dict(self.counts)}
@@ -224,20 +240,41 @@ class ShardBuilder:
         return marker
 
 
-def _article(page: ParsedPage, sections: int, words: int, ord_: int) -> dict[str, Any]:
-    return {
-        "title": page.title,
-        "page_id": page.page_id,
-        "is_disambiguation": page.is_disambiguation,
-        "n_sections": sections,
-        "word_count": words,
-        "revision": page.revision,
-        "digest": page.digest,
-        "kept": page.kept,
-        "offset": page.offset,
-        "kind": page.kind or ("" if page.kept else "other"),
-        "_ord": ord_,
-    }
+def _append(columns: dict[str, list[Any]], row: Sequence[Any]) -> None:
+    """One row, its values in the order of the columns (the schema's)."""
+    for values, value in zip(columns.values(), row, strict=True):
+        values.append(value)
+
+
+def _add_links(
+    columns: dict[str, list[Any]], sid: str, article: str, counts: Counter[str], ord_: int
+) -> None:
+    """A section's links (``sid`` "" for an article-level one), one row a target."""
+    n = len(counts)
+    if not n:
+        return
+    columns["section_id"].extend([sid] * n)
+    columns["article"].extend([article] * n)
+    columns["target"].extend(counts)
+    columns["count"].extend(counts.values())
+    columns["inferred"].extend([False] * n)
+    columns["_ord"].extend([ord_] * n)
+
+
+def _article(page: ParsedPage, sections: int, words: int, ord_: int) -> tuple[Any, ...]:
+    return (
+        page.title,
+        page.page_id,
+        page.is_disambiguation,
+        sections,
+        words,
+        page.revision,
+        page.digest,
+        page.kept,
+        page.offset,
+        page.kind or ("" if page.kept else "other"),
+        ord_,
+    )
 
 
 def add_fact_columns(
@@ -311,28 +348,13 @@ def fact_rows(title: str, facts: Sequence[Fact], ord_: int) -> list[dict[str, An
     return [{name: values[i] for name, values in columns.items()} for i in range(n)]
 
 
-def _table(rows: list[dict[str, Any]] | dict[str, list[Any]], schema: pa.Schema) -> pa.Table:
-    """Rows (dicts) or columns (lists) as a table of ``schema``: column by column, ~3x
-    faster than ``Table.from_pylist``."""
-    if isinstance(rows, dict):
-        columns = rows
-    else:
-        columns = {name: [r.get(name) for r in rows] for name in schema.names}
+def _table(columns: dict[str, list[Any]], schema: pa.Schema) -> pa.Table:
+    """Columns (lists) as a table of ``schema``: column by column, ~3x faster than
+    ``Table.from_pylist``."""
     return pa.table(
         {name: pa.array(columns[name], type=schema.field(name).type) for name in schema.names},
         schema=schema,
     )
-
-
-def _link(sid: str, article: str, target: str, n: int, ord_: int) -> dict[str, Any]:
-    return {
-        "section_id": sid,
-        "article": article,
-        "target": target,
-        "count": n,
-        "inferred": False,
-        "_ord": ord_,
-    }
 
 
 class ShardSet:

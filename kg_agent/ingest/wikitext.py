@@ -277,8 +277,8 @@ class WikitextParser:
     def parse(self, title: str, wikitext: str) -> WikitextResult:
         """Clean a page's wikitext into sections, categories and a disambiguation flag,
         and read its infoboxes' facts."""
-        boxes = self._boxes.boxes(wikitext)
-        text = _COMMENT.sub("", wikitext)
+        text = _COMMENT.sub("", wikitext) if "<!--" in wikitext else wikitext
+        boxes = self._boxes.boxes(text)  # (comments out once, for both readers)
         verbatim: list[str] = []
         if "<" in text:
             text = _VERBATIM.sub(lambda m: _stash(verbatim, m.group(2) or ""), text)

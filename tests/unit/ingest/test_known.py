@@ -82,11 +82,11 @@ def test_a_kept_page_is_one_article_row_marked_kept(tmp_path: Path) -> None:
     builder = ShardBuilder(0)
     for page in iter_dump_pages(_dump(tmp_path), pages=PageFilter(str(known))):
         builder.add(page)
-    rows = {r["title"]: r for r in builder.rows["articles"]}
+    rows = {r["title"]: r for r in builder.rows("articles")}
     assert rows["Albedo"]["kept"] and rows["Albedo"]["n_sections"] == 0
     assert not rows["Anarchism"]["kept"] and rows["Anarchism"]["n_sections"] == 1
-    assert [r["article"] for r in builder.rows["sections"]] == ["Anarchism"]
-    assert [r["from"] for r in builder.rows["categories"]] == []
+    assert [r["article"] for r in builder.rows("sections")] == ["Anarchism"]
+    assert [r["from"] for r in builder.rows("categories")] == []
     assert builder.counts["kept"] == 1 and builder.counts["articles"] == 2
 
 
