@@ -229,7 +229,7 @@ def resolve_facts(
     distinct = pc.unique(targets)
     names = distinct.to_pylist()
     resolver.prefetch([n for n in names if n])
-    resolved = pa.array([resolver.resolve(t) for t in names], pa.string())
+    resolved = pa.array(resolver.resolve_all(names), pa.string())
     to = pc.take(resolved, pc.index_in(targets, value_set=distinct))
     facts = facts.set_column(facts.schema.get_field_index("target"), "target", to)
     grouped, fact_of_item = group_items(facts, first_id)
