@@ -44,22 +44,40 @@ def _lexical(hit: SectionHit, similarity: float) -> Evidence:
 _UNREAD = "unread"
 
 
-def _unread_lead(title: str) -> Evidence:
-    """A placeholder for an article's lead section, read only if it makes the cut."""
+def _unread(section_id: str, title: str, similarity: float = 0.0, raw: float = 0.0) -> Evidence:
+    """A placeholder for a section, read only if it makes the cut."""
     return Evidence(
-        section_id=f"{title}::0000",
+        section_id=section_id,
         title=title,
         heading="",
         heading_path="",
         content="",
-        similarity=0.0,
+        similarity=similarity,
+        score=similarity,
         source="bm25",
-        scores={"bm25": 0.0, _UNREAD: 1.0},
+        scores={"bm25": raw, _UNREAD: 1.0},
     )
 
 
+def _unread_best(
+    found: Sequence[tuple[str, str, float]], titles: Sequence[str]
+) -> dict[str, Evidence]:
+    """Each article's best BM25 section (similarity: its score over the best one), or
+    its lead at 0 when no section matches, all unread (see :func:`_read_leads`): most
+    rank below the cut, and each read is a lookup."""
+    top = max((score for _, _, score in found), default=0.0) or 1.0
+    out: dict[str, Evidence] = {}
+    for sid, title, score in found:  # best first: an article's first hit is its best
+        if title not in out:
+            out[title] = _unread(sid, title, score / top, score)
+    for title in titles:
+        if title not in out:
+            out[title] = _unread(f"{title}::0000", title)
+    return out
+
+
 def _read_leads(store: GraphReader, ranked: list[Evidence], top_k: int) -> list[Evidence]:
-    """The first ``top_k`` of ``ranked``, unread leads read (those not found are dropped)."""
+    """The first ``top_k`` of ``ranked``, unread sections read (those not found are dropped)."""
     out: list[Evidence] = []
     start = 0
     while len(out) < top_k and start < len(ranked):
@@ -135,23 +153,21 @@ class EntityGraphRetriever(Retriever):
         By embedding similarity; on a graph without embeddings by BM25 among the
         articles' own sections (similarity = BM25 over the best one), an article
         with no matching word keeping its lead section at similarity 0. With
-        ``lazy``, those lead sections are left unread (see :func:`_read_leads`):
-        most rank below the cut, and each read is a lookup.
+        ``lazy``, the sections are left unread (:func:`_unread_best`).
         """
         if self.dense.enabled:
             return self.dense.score_articles(self.dense.query_vector(query), titles)
         wanted = list(dict.fromkeys(titles))
-        hits = self.store.text_search_within(query, wanted, k=8 * len(wanted) + 10)
+        k = 8 * len(wanted) + 10
+        if lazy:
+            return _unread_best(self.store.text_hits_within(query, wanted, k), wanted)
+        hits = self.store.text_search_within(query, wanted, k)
         top = max((h.score for h in hits), default=0.0) or 1.0
         out: dict[str, Evidence] = {}
         for h in hits:  # best first: the first hit of an article is its best section
             if h.title not in out:
                 out[h.title] = _lexical(h, h.score / top)
         rest = [t for t in wanted if t not in out]
-        if lazy:
-            for title in rest:
-                out[title] = _unread_lead(title)
-            return out
         for title, h in self.store.lead_sections(rest).items():
             out[title] = _lexical(h, 0.0)
         return out

@@ -459,13 +459,25 @@ class GraphReads:
     def text_search_within(self, text: str, titles: Sequence[str], k: int) -> list[SectionHit]:
         """BM25 over the sections of ``titles`` only (what ranks graph neighbours when
         a graph has no embeddings). Empty without a text index."""
+        found = [(sid, score) for sid, _, score in self.text_hits_within(text, titles, k)]
+        rows = self.sections_by_ids([sid for sid, _ in found])
+        return [dataclasses.replace(rows[sid], score=score) for sid, score in found if sid in rows]
+
+    def text_hits_within(
+        self, text: str, titles: Sequence[str], k: int
+    ) -> list[tuple[str, str, float]]:
+        """:meth:`text_search_within` unread: (section id, its article, BM25 score), best
+        first, for a caller that reads only the few that make its cut (each read is a
+        primary-key lookup)."""
         index = self.text_index()
         wanted = list(dict.fromkeys(titles))
         if index is None or k < 1 or not wanted:
             return []
-        found = index.search_sections_of(text, wanted, k)
-        rows = self.sections_by_ids([sid for sid, _ in found])
-        return [dataclasses.replace(rows[sid], score=score) for sid, score in found if sid in rows]
+        # a section's id is its article's title and its number (:meth:`lead_sections`)
+        return [
+            (sid, sid.rsplit("::", 1)[0], score)
+            for sid, score in index.search_sections_of(text, wanted, k)
+        ]
 
     def lead_sections(self, titles: Sequence[str]) -> dict[str, SectionHit]:
         """The first section of each of ``titles`` that has one (title → section).

@@ -181,6 +181,11 @@ class MemoryGraph:
         wanted = set(titles)
         return self._bm25(text, [s for s in self._ids if self._sections[s].title in wanted], k)
 
+    def text_hits_within(
+        self, text: str, titles: Sequence[str], k: int
+    ) -> list[tuple[str, str, float]]:
+        return [(h.section_id, h.title, h.score) for h in self.text_search_within(text, titles, k)]
+
     def word_rarity(self, words: Sequence[str]) -> list[float]:
         if not self._text_index:
             return [0.0] * len(words)

@@ -153,6 +153,30 @@ def test_entity_graph_without_vectors_ranks_by_bm25_and_reads_leads(
     assert {e.title for e in out.evidence[1:3]} == {"Xawery Żuławski", "Dorota Masłowska"}
 
 
+def test_without_vectors_the_walk_reads_only_the_sections_that_make_the_cut(
+    world_no_vectors: MemoryGraph, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    retriever = _graph_retriever(world_no_vectors, embedder)
+    titles = [a.title for a in world_articles()]
+    # unread, each article's best section is the one the reading scoring finds (an
+    # article with no section at all keeps an unread lead, dropped when read)
+    lazy = retriever.score_titles(TWO_HOP, titles, lazy=True)
+    eager = retriever.score_titles(TWO_HOP, titles)
+    assert {t: (e.section_id, e.similarity) for t, e in lazy.items() if t in eager} == {
+        t: (e.section_id, e.similarity) for t, e in eager.items()
+    }
+    assert [lazy[t].section_id for t in lazy if t not in eager] == ["Szamotuły::0000"]
+    assert not any(e.content for e in lazy.values()) and all(e.content for e in eager.values())
+    read: list[str] = []
+    real = world_no_vectors.sections_by_ids
+    monkeypatch.setattr(
+        world_no_vectors, "sections_by_ids", lambda ids: read.extend(ids) or real(ids)
+    )
+    out = retriever.search(TWO_HOP, top_k=2)
+    assert len(out.evidence) == 2 and all(e.content for e in out.evidence)
+    assert 0 < len(read) <= 2 and set(read) <= {e.section_id for e in out.evidence}
+
+
 def test_ambiguous_entities_are_ranked_by_similarity(
     world: MemoryGraph, embedder: Embedder
 ) -> None:
