@@ -59,6 +59,7 @@ from kg_agent.ingest.markup import BRACKETS as _BRACKETS
 from kg_agent.ingest.markup import PIPE_TRICK as _PIPE_TRICK
 from kg_agent.ingest.markup import QUOTES as _QUOTES
 from kg_agent.ingest.markup import WORD as _WORD
+from kg_agent.ingest.markup import interlanguage_args
 from kg_agent.ingest.namespaces import DEFAULT_NAMESPACES
 from kg_agent.ingest.titles import normalize_title
 
@@ -444,7 +445,7 @@ for _names, _action in (
     ("convert, cvt", "convert"),
     ("val", "val"),
     ("flag, flagcountry, flag country, flagu, flagcountry2", "flag"),
-    ("ill, interlanguage link, interlanguage link multi, illm", "link"),
+    ("ill, interlanguage link, interlanguage link multi, illm", "interlanguage"),
     ("sortname", "sortname"),
     ("url, official website, official url", "url"),
     ("circa, c.", "circa"),
@@ -750,7 +751,9 @@ class InfoboxExtractor:
             self._marriage(pos, named, out, ctx, d)
         elif action in ("convert", "val"):
             _quantity(action, pos, named, out)
-        elif action in ("flag", "link"):
+        elif action in ("flag", "interlanguage"):
+            if action == "interlanguage":
+                pos = interlanguage_args(pos)
             if pos and pos[0].strip():
                 target = normalize_title(html.unescape(pos[0]))
                 label = named.get("name") or named.get("lt") or pos[0]

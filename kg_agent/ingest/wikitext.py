@@ -43,6 +43,7 @@ from kg_agent.ingest.markup import BRACKETS as _BRACKETS
 from kg_agent.ingest.markup import PIPE_TRICK as _PIPE_TRICK
 from kg_agent.ingest.markup import QUOTES as _QUOTES
 from kg_agent.ingest.markup import WORD as _WORD
+from kg_agent.ingest.markup import interlanguage_args
 from kg_agent.ingest.namespaces import DEFAULT_NAMESPACES
 from kg_agent.ingest.records import ParsedSection
 from kg_agent.ingest.titles import normalize_title
@@ -587,6 +588,10 @@ def _first(pos: list[str], named: dict[str, str], name: str) -> str:
     return pos[0] if pos else named.get("text", "")
 
 
+def _interlanguage(pos: list[str], named: dict[str, str], name: str) -> str:
+    return _first(interlanguage_args(pos), named, name)
+
+
 def _second(pos: list[str], named: dict[str, str], name: str) -> str:
     return pos[1] if len(pos) > 1 else named.get("text", "")
 
@@ -661,9 +666,10 @@ def _inline_templates() -> dict[str, Callable[[list[str], dict[str, str], str], 
             "nowrap, nobr, small, smaller, big, larger, sup, sub, em, strong, var, code, mono, "
             "samp, kbd, abbr, tooltip, vanchor, visible anchor, nihongo, nihongo2, unicode, "
             "math, mvar, sic, linktext, not a typo, notatypo, proper name, small caps, "
-            "smallcaps, sc, date, flag, ill, interlanguage link, ocr",
+            "smallcaps, sc, date, flag, ocr",
             _first,
         ),
+        ("ill, interlanguage link", _interlanguage),
         ("lang, langx, script", _second),
         ("transl, transliteration", _last),
         ("chem", _joined),

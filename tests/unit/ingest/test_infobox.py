@@ -349,6 +349,18 @@ def test_flag_templates_give_the_country_or_nothing() -> None:
     assert "d" not in found
 
 
+def test_interlanguage_links_of_either_form_give_the_local_title() -> None:
+    # today's form writes the local title first, the old one (in the English sample's
+    # Schopenhauer box) the language code
+    found = facts_of(
+        "| a = {{ill|Gymnasium Ernestinum Gotha|de}}\n"
+        "| b = {{ill|de|Gymnasium Ernestinum Gotha|Gymnasium illustre zu Gotha}}"
+    )
+    gotha = (Link("Gymnasium Ernestinum Gotha", "Gymnasium Ernestinum Gotha"),)
+    assert found["a"].items == gotha
+    assert found["b"].items == gotha
+
+
 def test_markup_images_and_entities_are_cleaned() -> None:
     found = facts_of(
         "| a = '''Bold''' and ''italic''\n| b = 5&nbsp;km&amp;more\n"

@@ -136,6 +136,11 @@ def test_a_few_inline_templates_keep_their_text() -> None:
     )
 
 
+def test_an_interlanguage_link_shows_its_local_title_in_either_form() -> None:
+    sec = lead("He went to {{ill|de|Gymnasium Gotha}} and {{ill|Old School|fr}}.")
+    assert sec.text == "He went to Gymnasium Gotha and Old School."
+
+
 def test_empty_parentheses_left_by_removed_templates_are_tidied() -> None:
     sec = lead("'''Albert Einstein''' ({{IPAc-en|ˈ|aɪ|n}}; {{IPA-de|ˈalbɛɐ̯t}}; 14 March 1879) was.")
     assert sec.text == "Albert Einstein (14 March 1879) was."
