@@ -63,6 +63,7 @@ __all__ = ["QuestionEntityLinker", "acronym_title", "alias_title"]
 
 MAX_AUTOMATON_TITLES = 2_000_000
 _OFFERED = 10  # titles the full-text fallback reads a question against
+_KIND_WORD = re.compile(r"[^\W\d_]+")  # a word of a title's kind: "journal", "film"
 _FORMAT = 2  # 2: names offered sorted, offers recorded (overlays)
 _MIN_LENGTH = 4  # MentionMatcher's default
 
@@ -182,6 +183,8 @@ class QuestionEntityLinker:
             if any(words <= t for t in taken) or not _eligible(span):
                 continue
             target = self.store.resolve_title(span, with_text=True)
+            if target is not None:
+                target = self._of_kind(span, question) or target
             if target is not None and target not in out:
                 out.append(target)
                 taken.append(words)
@@ -190,6 +193,26 @@ class QuestionEntityLinker:
         if not is_lower_case(question):
             return self.close_titles(list(question_names(question)))
         return self.close_titles([s for s in cased_spans(question) if " " not in s])
+
+    def _of_kind(self, span: str, question: str) -> str | None:
+        """The article "name (kind)" whose name the question writes, starting with ``span``
+        (the title a run of its words was found as), and whose kind it writes too: "the
+        journal algorithms" is "Algorithms (journal)", not "Algorithm"; as the matcher
+        picks by a kind word next to a capitalised name."""
+        asked = set(_KIND_WORD.findall(fold(question)))
+        base = fold(span)
+        for title, _ in self.store.search_article_titles(span, k=_OFFERED, with_text=True):
+            p = mentions.PAREN.match(title)
+            if p is None:
+                continue
+            named = fold(p.group(1))
+            # the name as written, or as its plural ("algorithms" was looked up singular)
+            if not named.startswith(base) or not set(_KIND_WORD.findall(named)) <= asked:
+                continue
+            head = _KIND_WORD.findall(fold(p.group(2).split(",", 1)[0]))
+            if head and head[-1] in asked:
+                return title
+        return None
 
     def close_titles(self, names: list[str]) -> list[str]:
         """The articles a name is the end of, as a surname is of a person's title

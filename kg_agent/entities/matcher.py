@@ -56,7 +56,7 @@ from typing import Literal
 
 import ahocorasick
 
-__all__ = ["COMMON_WORDS", "MentionMatcher", "base_name", "eligible_form"]
+__all__ = ["COMMON_WORDS", "PAREN", "MentionMatcher", "base_name", "eligible_form"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -141,7 +141,7 @@ _PREFIX_WORDS: frozenset[str] = _words(
     """
 )
 
-_PAREN = re.compile(r"^(.*?\S)\s+\(([^()]*)\)$")
+PAREN = re.compile(r"^(.*?\S)\s+\(([^()]*)\)$")
 _TITLE, _ALIAS, _BASE = 3, 2, 1  # priority when two forms read the same
 
 Ambiguity = Literal["none", "all"]
@@ -158,7 +158,7 @@ def _lower(s: str) -> str:
 
 def base_name(title: str) -> str | None:
     """``"Mother (1926 film)"`` → ``"Mother"``; ``None`` without a trailing parenthetical."""
-    m = _PAREN.match(title)
+    m = PAREN.match(title)
     if m is None or m.group(2).strip().lower() == "disambiguation":
         return None
     return m.group(1)
@@ -543,7 +543,7 @@ class MentionMatcher:
         keep: list[int] = []
         dated = False
         for t in targets:
-            p = _PAREN.match(self._titles[t])
+            p = PAREN.match(self._titles[t])
             qualifier = p.group(2) if p else ""
             if year in qualifier:
                 keep.append(t)
@@ -575,7 +575,7 @@ class MentionMatcher:
             return targets
         scored: list[tuple[int, int]] = []
         for t in targets:
-            p = _PAREN.match(self._titles[t])
+            p = PAREN.match(self._titles[t])
             head = _WORD.findall(p.group(2).split(",", 1)[0].lower()) if p else []
             if head and head[-1] in distance:
                 scored.append((distance[head[-1]], t))

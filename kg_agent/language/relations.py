@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from kg_agent.language.shape import stem
 from kg_agent.language.tokens import STOP_WORDS, wordset
 
 __all__ = [
@@ -132,6 +133,8 @@ _FRAME = wordset(
     "a an of in on at to for from by with and or tell me please name give list find "
     "most ever"
 )
+#: The shortest stem looked for inside a key's name ("land" is inside ``island``).
+_STEM_IN_KEY = 5
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _UNIT = re.compile(r"(?:km|mi|m|ft|sq|sqmi)[23]")
@@ -167,5 +170,9 @@ def relation_terms(words: list[str]) -> list[tuple[str, tuple[str, ...]]]:
     for w in words:
         if w in _FRAME or (w in STOP_WORDS and w not in RELATION_KEYS):
             continue
-        out.append((w, tuple(dict.fromkeys([w, *RELATION_KEYS.get(w, ())]))))
+        root = stem(w)
+        # and its stem, when long enough to be looked for inside a key: "distributed"
+        # asks ``distributor`` as "founded" asks ``founder``
+        own = [w, root] if len(root) >= _STEM_IN_KEY else [w]
+        out.append((w, tuple(dict.fromkeys([*own, *RELATION_KEYS.get(w, ())]))))
     return out

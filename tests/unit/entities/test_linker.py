@@ -109,6 +109,21 @@ def test_the_full_text_fallback_reads_its_titles_by_the_automaton_s_rules() -> N
         assert sorted(fallback.link(question)) == sorted(linked), question
 
 
+def test_a_lower_case_question_s_kind_word_picks_the_article_of_that_kind() -> None:
+    # "animalia" is a title and the base of another: the question's "book" picks that
+    # one, as the matcher picks "Love and Theft (duo)" for "the duo Love and Theft"
+    graph = MemoryGraph(
+        MemoryArticle(t, [("", f"{t} is a page.")])
+        for t in ("Animalia", "Animalia (book)", "Animalia (band)", "Graeme Base")
+    )
+    linker = QuestionEntityLinker(graph)
+    assert linker.topics_otherwise("who published the book animalia") == ["Animalia (book)"]
+    assert linker.topics_otherwise("when did the animalia band form") == ["Animalia (band)"]
+    # no kind word: the title itself; a kind the question does not write is not taken
+    assert linker.topics_otherwise("what does animalia include") == ["Animalia"]
+    assert linker.topics_otherwise("is a sponge in animalia or not") == ["Animalia"]
+
+
 @pytest.fixture
 def saved(world_no_vectors: MemoryGraph, tmp_path: Path) -> tuple[QuestionEntityLinker, Path]:
     """The world's linker, built and saved."""
