@@ -94,7 +94,7 @@ def test_too_few_sure_answers_set_no_bold() -> None:
     assert weights.show_at > 1.0 and weights.trained_on["out_of_fold_shown"] == 0
 
 
-def test_the_penalty_is_the_one_whose_inner_folds_pick_right_most_often() -> None:
+def test_the_penalty_is_the_one_under_which_inner_folds_find_the_right_likeliest() -> None:
     # the right candidate is the one with the largest first feature, plus noise that a
     # weak penalty fits
     rng = np.random.default_rng(7)
@@ -108,13 +108,14 @@ def test_the_penalty_is_the_one_whose_inner_folds_pick_right_most_often() -> Non
         samples[q.qid] = QuestionCandidates(q.qid, x, y)
     chosen = train_spans(samples, questions, lambdas=(0.01, 1.0, 1000.0))
     assert chosen.trained_on["l2_penalty"] in (0.01, 1.0, 1000.0)
-    right = {}
+    likelihood = {}
     for lam in (0.01, 1.0, 1000.0):
         alone = train_spans(samples, questions, lambdas=(lam,))
-        right[lam] = alone.trained_on["out_of_fold_best_right"]
-        assert alone.trained_on["l2_penalty"] == lam
-    assert right[chosen.trained_on["l2_penalty"]] == max(right.values())
-    assert chosen.trained_on["out_of_fold_best_right"] == max(right.values())
+        likelihood[lam] = alone.trained_on["out_of_fold_log_likelihood"]
+        assert alone.trained_on["l2_penalty"] == lam and likelihood[lam] < 0
+    assert likelihood[chosen.trained_on["l2_penalty"]] == max(likelihood.values())
+    # the weakest penalty fits the noise: held out, the right candidates are least likely
+    assert likelihood[0.01] == min(likelihood.values())
 
 
 def test_with_no_candidates_read_nothing_is_chosen() -> None:
