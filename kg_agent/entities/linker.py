@@ -53,17 +53,22 @@ from typing import Any, overload
 
 from kg_agent.entities import matcher as mentions
 from kg_agent.entities import overlay as overlay_rules
-from kg_agent.entities.matcher import COMMON_WORDS, MentionMatcher, eligible_form
+from kg_agent.entities.matcher import (
+    COMMON_WORDS,
+    MentionMatcher,
+    base_name,
+    eligible_form,
+    kind_word,
+)
 from kg_agent.entities.overlay import Overlay, apply_overlay, make_overlay
 from kg_agent.language.names import cased_spans, is_lower_case, lookup_spans, question_names
-from kg_agent.language.tokens import fold
+from kg_agent.language.tokens import fold, words
 from kg_agent.store import GraphReader
 
 __all__ = ["QuestionEntityLinker", "acronym_title", "alias_title"]
 
 MAX_AUTOMATON_TITLES = 2_000_000
 _OFFERED = 10  # titles the full-text fallback reads a question against
-_KIND_WORD = re.compile(r"[^\W\d_]+")  # a word of a title's kind: "journal", "film"
 _FORMAT = 2  # 2: names offered sorted, offers recorded (overlays)
 _MIN_LENGTH = 4  # MentionMatcher's default
 
@@ -199,18 +204,15 @@ class QuestionEntityLinker:
         (the title a run of its words was found as), and whose kind it writes too: "the
         journal algorithms" is "Algorithms (journal)", not "Algorithm"; as the matcher
         picks by a kind word next to a capitalised name."""
-        asked = set(_KIND_WORD.findall(fold(question)))
+        asked = set(words(fold(question)))
         base = fold(span)
         for title, _ in self.store.search_article_titles(span, k=_OFFERED, with_text=True):
-            p = mentions.PAREN.match(title)
-            if p is None:
+            name, kind = base_name(title), kind_word(title)
+            if name is None or kind not in asked:
                 continue
-            named = fold(p.group(1))
             # the name as written, or as its plural ("algorithms" was looked up singular)
-            if not named.startswith(base) or not set(_KIND_WORD.findall(named)) <= asked:
-                continue
-            head = _KIND_WORD.findall(fold(p.group(2).split(",", 1)[0]))
-            if head and head[-1] in asked:
+            named = fold(name)
+            if named.startswith(base) and set(words(named)) <= asked:
                 return title
         return None
 

@@ -56,7 +56,7 @@ from typing import Literal
 
 import ahocorasick
 
-__all__ = ["COMMON_WORDS", "PAREN", "MentionMatcher", "base_name", "eligible_form"]
+__all__ = ["COMMON_WORDS", "MentionMatcher", "base_name", "eligible_form", "kind_word"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -141,7 +141,7 @@ _PREFIX_WORDS: frozenset[str] = _words(
     """
 )
 
-PAREN = re.compile(r"^(.*?\S)\s+\(([^()]*)\)$")
+_PAREN = re.compile(r"^(.*?\S)\s+\(([^()]*)\)$")
 _TITLE, _ALIAS, _BASE = 3, 2, 1  # priority when two forms read the same
 
 Ambiguity = Literal["none", "all"]
@@ -156,9 +156,18 @@ def _lower(s: str) -> str:
     return "".join(c if len(c.lower()) != 1 else c.lower() for c in s)
 
 
+def kind_word(title: str) -> str | None:
+    """The head noun of a title's disambiguator, lower-cased: "duo" of "Love and Theft
+    (duo)", "album" of "X (Love and Theft album)", "footballer" of "X (footballer, born
+    1912)"; None without one."""
+    m = _PAREN.match(title)
+    head = _WORD.findall(m.group(2).split(",", 1)[0].lower()) if m else []
+    return head[-1] if head else None
+
+
 def base_name(title: str) -> str | None:
     """``"Mother (1926 film)"`` → ``"Mother"``; ``None`` without a trailing parenthetical."""
-    m = PAREN.match(title)
+    m = _PAREN.match(title)
     if m is None or m.group(2).strip().lower() == "disambiguation":
         return None
     return m.group(1)
@@ -543,7 +552,7 @@ class MentionMatcher:
         keep: list[int] = []
         dated = False
         for t in targets:
-            p = PAREN.match(self._titles[t])
+            p = _PAREN.match(self._titles[t])
             qualifier = p.group(2) if p else ""
             if year in qualifier:
                 keep.append(t)
@@ -575,10 +584,9 @@ class MentionMatcher:
             return targets
         scored: list[tuple[int, int]] = []
         for t in targets:
-            p = PAREN.match(self._titles[t])
-            head = _WORD.findall(p.group(2).split(",", 1)[0].lower()) if p else []
-            if head and head[-1] in distance:
-                scored.append((distance[head[-1]], t))
+            kind = kind_word(self._titles[t])
+            if kind is not None and kind in distance:
+                scored.append((distance[kind], t))
         scored.sort()
         if scored and (len(scored) == 1 or scored[0][0] < scored[1][0]):
             return (scored[0][1],)
