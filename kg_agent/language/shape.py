@@ -53,6 +53,13 @@ AUXILIARIES = frozenset(
         "might",
     ]
 )
+#: The words that ask; a question with none of them (nor an auxiliary first) is a
+#: fragment ("number of printable ascii characters").
+_WH_WORDS = frozenset(
+    ["what", "whats", "which", "who", "whom", "whose", "when", "where", "why", "how"]
+)
+#: "how" with a measure asks for a number ("how fast did the economy grow")
+_HOW_MUCH = r"\bhow (many|much|old|long|tall|far|big|large|high|fast|deep|wide|heavy|hot|cold)\b"
 _PLACE_NOUNS = frozenset(
     [
         "country",
@@ -404,10 +411,10 @@ def analyse(question: str) -> QuestionShape:
         kind = AnswerKind.PLACE
     elif re.search(r"\b(?:(?:date|year|day) of|birthday)\b", lowered):
         kind = AnswerKind.DATE
-    elif re.search(r"\b(population|number of|percentage|share of)\b", lowered) and first in (
-        "what",
-        "which",
+    elif re.search(r"\b(population|number of|percentage|share of)\b", lowered) and (
+        first in ("what", "which") or (first not in AUXILIARIES and not words & _WH_WORDS)
     ):
+        # "what is the population of X", or a fragment: "number of printable characters"
         kind = AnswerKind.NUMBER
     elif first in AUXILIARIES:
         kind = AnswerKind.YES_NO
@@ -417,7 +424,7 @@ def analyse(question: str) -> QuestionShape:
         or ("what year" in q.lower() or "which year" in q.lower())
     ):
         kind = AnswerKind.DATE
-    elif re.search(r"\bhow (many|much|old|long|tall|far|big|large|high)\b", q, re.I):
+    elif re.search(_HOW_MUCH, q, re.I):
         kind = AnswerKind.NUMBER
     elif first == "where" or noun in _PLACE_NOUNS or "nationality" in words:
         kind = AnswerKind.PLACE

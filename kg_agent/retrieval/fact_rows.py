@@ -23,6 +23,7 @@ __all__ = [
     "answer_echo",
     "fact_years",
     "group_facts",
+    "names_subject",
     "row_labels",
     "short_value",
 ]
@@ -103,6 +104,17 @@ def answer_echo(value: str, asked: set[str]) -> float:
     return sum(w in asked for w in words) / len(words) if words else 0.0
 
 
+def names_subject(value: str, rows: Sequence[FactRow]) -> bool:
+    """Whether a fact's value is its own article ("Abraham Lincoln — president: Abraham
+    Lincoln", a cabinet box naming whose cabinet it is): it restates the subject, and
+    answers nothing asked about it."""
+    article = rows[0].article
+    if all(r.kind == "link" and r.target == article for r in rows):
+        return True
+    own = fold(_PAREN.sub("", article)).strip()
+    return bool(own) and fold(_PAREN.sub("", value)).strip(" ;,") == own
+
+
 def fact_years(
     rows: Sequence[FactRow], companions_only: bool = False
 ) -> dict[tuple[str, str, str], int]:
@@ -151,8 +163,8 @@ def group_facts(rows: Sequence[_K]) -> dict[tuple[str, str, str], list[_K]]:
 
 #: "Einstein's first wife", "the latest holder": which of a fact's items is asked.
 _ORDINALS = (
-    (re.compile(r"\b(?:first|earliest|original)\b", re.I), 0),
-    (re.compile(r"\bsecond\b", re.I), 1),
+    (re.compile(r"\b(?:first|1st|earliest|original)\b", re.I), 0),
+    (re.compile(r"\b(?:second|2nd)\b", re.I), 1),
     (re.compile(r"\b(?:last|latest|current|most recent)\b", re.I), -1),
 )
 

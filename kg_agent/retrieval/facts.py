@@ -53,6 +53,7 @@ from kg_agent.retrieval.fact_rows import (
     answer_echo,
     fact_years,
     group_facts,
+    names_subject,
     row_labels,
     short_value,
 )
@@ -382,8 +383,8 @@ class FactRetriever(Retriever):
         for answer_rows, via in out:
             first = answer_rows[0]
             value = short_value(answer_rows, q.kind, q.text)
-            if not value:
-                continue  # an empty parameter ("film_name = "): nothing to answer
+            if not value or names_subject(value, answer_rows):
+                continue  # an empty parameter ("film_name = "), or the subject itself
             keys = [(first.key, first.raw_key, label(first))]
             if via:
                 keys.insert(0, (via[0].key, via[0].raw_key, label(via[0])))

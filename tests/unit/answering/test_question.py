@@ -17,6 +17,12 @@ from kg_agent.language.shape import stem
         ("How many vacuum tubes did ENIAC contain?", AnswerKind.NUMBER),
         ("What is the population of Reykjavik?", AnswerKind.NUMBER),
         ("What percentage of Iceland is covered by glaciers?", AnswerKind.NUMBER),
+        # a fragment asks for a number without a wh-word; "how" with any measure
+        ("number of moons of jupiter", AnswerKind.NUMBER),
+        ("reykjavik population 2020", AnswerKind.NUMBER),
+        ("how fast does a cheetah run", AnswerKind.NUMBER),
+        ("how deep is lake baikal", AnswerKind.NUMBER),
+        ("who increased the number of moons known", AnswerKind.PERSON),
         ("What is the birthday of the first programmer?", AnswerKind.DATE),
         ("Where was Alan Turing born?", AnswerKind.PLACE),
         ("What is the place of birth of the director of film Brazil?", AnswerKind.PLACE),

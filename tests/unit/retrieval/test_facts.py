@@ -74,6 +74,11 @@ ACTRIUS = """{{Infobox film
 | distributor = [[Buena Vista International]]
 | released = 17 January 1997
 }}"""
+LINCOLN = """{{Infobox officeholder
+| name = Abraham Lincoln
+| successor1 = [[Andrew Johnson]]
+| president = Abraham Lincoln
+}}"""
 ARISTOTLE = """{{Infobox philosopher
 | name = Aristotle
 | birth_date = 384 BC {{longitem|padding-top:0;line-height:1.4em
@@ -99,6 +104,7 @@ def graph() -> MemoryGraph:
             _article("Aristotle", ARISTOTLE, categories=["384 BC births"]),
             _article("Albania", ALBANIA, categories=["Countries in Europe"]),
             _article("Actrius", ACTRIUS, categories=["1997 films"]),
+            _article("Abraham Lincoln", LINCOLN, categories=["1809 births"]),
             _article("Luanda", text="Luanda is the capital and largest city of Angola."),
             _article("Montgomery, Alabama", text="Montgomery is the capital of Alabama."),
             _article("Juneau, Alaska", text="Juneau is the capital of Alaska."),
@@ -138,6 +144,7 @@ def answer(graph: MemoryGraph, linker: QuestionEntityLinker, text: str) -> str |
         ("How many people live in Algeria?", "40,400,000"),
         # an ordinal picks its item of a list
         ("Who was Einstein's first wife?", "Mileva Marić"),
+        ("who was einstein's 2nd wife", "Elsa Löwenthal"),
         # for where: the place itself, not the whole value with its date
         ("Where was Aristotle born?", "Stagira"),
         # a box's numbered rows: the row's title names its other keys
@@ -170,6 +177,19 @@ def test_an_empty_parameter_is_no_candidate(
     question = Question("what is the film name of actrius", link=linker.link_any_case)
     keys = [c.key for c in FactRetriever(graph).candidates(question)]
     assert "director" in keys and "filmname" not in keys
+
+
+def test_a_fact_naming_its_own_subject_is_no_candidate(
+    graph: MemoryGraph, linker: QuestionEntityLinker
+) -> None:
+    # "Abraham Lincoln — president: Abraham Lincoln" (the sample's cabinet box names
+    # whose cabinet it is) restates the subject: it answered "who was president after lincoln" with
+    # Lincoln himself, in bold
+    question = Question("who was president after abraham lincoln", link=linker.link_any_case)
+    keys = [c.key for c in FactRetriever(graph).candidates(question)]
+    assert "president" in {r.key for r in graph.facts_of(["Abraham Lincoln"])}
+    assert keys == ["successor1"]
+    assert answer(graph, linker, "who was president after abraham lincoln") != "Abraham Lincoln"
 
 
 def test_fact_evidence_is_cited_like_a_section(
