@@ -688,7 +688,10 @@ def _read_fact(
     stated = [s for s in ctx.sentences if s.n in reading.short_cites]
     stated.sort(key=lambda s: reading.short_cites.index(s.n))
     rest = [s for s in ranked if s.n not in reading.short_cites]
-    reading.sentences = _trim(stated + rest, max_words, len(stated))
+    # not in bold: the fact's line and the best sentences after it, three in all however
+    # long, as for an unsure answer from the text (a box's line alone is a guess to check)
+    keep = len(stated) if reading.shown else max(len(stated), UNSURE_SENTENCES)
+    reading.sentences = _trim(stated + rest, max_words, keep)
     reading.notes.append(
         f"fact: {fact.subject} {fact.key}" + (" (two hops)" if fact.hop > 1 else "")
     )

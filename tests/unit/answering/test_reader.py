@@ -859,3 +859,44 @@ def test_a_title_that_opens_with_a_participle_the_question_lacks_stays_whole() -
     )
     reading = read_evidence("In which film did Ann Hart star?", numbered(actress))
     assert reading.short_answer == "Married in Vegas"
+
+
+def _fact_line(confidence: float) -> Evidence:
+    """Alaska's box line "area: 1,717,856 km2", found with ``confidence``."""
+    from kg_agent.retrieval.base import FactStatement
+
+    line = "Alaska — area: 1,717,856 km2."
+    value = "1,717,856 km2"
+    fact = FactStatement("Alaska", "area", "area", value, value, confidence, show_at=0.6)
+    return Evidence(
+        "Alaska::fact::area",
+        "Alaska",
+        "infobox: area",
+        "infobox > area",
+        line,
+        confidence,
+        source="fact",
+        fact=fact,
+    )
+
+
+ALASKA_TEXT = ev(
+    "Alaska",
+    "Alaska is the largest state of the United States by area, larger than the next three "
+    "states together, and it lies in the far northwest of the continent beside Canada. "
+    "Its area of about 1,717,856 square kilometres makes it larger than all but eighteen "
+    "sovereign countries of the world, though it holds few people for its size. "
+    "The United States purchased Alaska from the Russian Empire in 1867 for 7.2 million "
+    "dollars, about two cents an acre, in a treaty signed in Washington.",
+)
+
+
+def test_a_fact_not_sure_enough_for_bold_is_shown_with_the_best_sentences() -> None:
+    # a box's line alone is a guess a person has to check: below bold it comes with the
+    # text's best sentences, three in all however long, as an unsure span does
+    unsure = read_evidence("how big is alaska", numbered(_fact_line(0.4), ALASKA_TEXT))
+    assert unsure.short_answer == "1,717,856 km2" and not unsure.shown
+    assert unsure.sentences[0].text == "Alaska — area: 1,717,856 km2."
+    assert len(unsure.sentences) == UNSURE_SENTENCES
+    sure = read_evidence("how big is alaska", numbered(_fact_line(0.95), ALASKA_TEXT))
+    assert sure.shown and len(sure.sentences) < UNSURE_SENTENCES
