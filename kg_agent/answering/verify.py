@@ -43,7 +43,6 @@ _DENIAL = frozenset(
         "debunked",
         "lack",
         "lacks",
-        "anonymously",
     ]
 )
 #: Verbs a claim is written with in other words ("Did X win…?": "received the … Prize").
