@@ -182,7 +182,10 @@ class Context:
         self._spans: dict[tuple[int, int], list[Span]] = {}
         self.hops: list[str] = []  # set by _find_hops once the sentences are split
         for n, ev in self.items:
-            for pos, s in enumerate(_sentences(ev.content)):
+            # a box's line is one statement, whatever its value writes ("Mary Todd (m.
+            # November 4, 1842–1865)" is no two sentences)
+            lines = [ev.content] if ev.fact is not None else _sentences(ev.content)
+            for pos, s in enumerate(lines):
                 self.sentences.append(Sentence(n, pos, s, ev.title))
                 self.stems.append(stems_of(s))
         df: Counter[str] = Counter()

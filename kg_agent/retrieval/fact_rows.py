@@ -173,7 +173,7 @@ def short_value(rows: Sequence[FactRow], kind: AnswerKind, question: str = "") -
     """The short answer a fact gives: a date item for a date question, a number for a
     number; the item an ordinal of ``question`` picks ("first wife"); for "where", the
     first item that is no date, the most precise place (``birth_date = 384 BC [[Stagira]],
-    [[Chalkidiki]], …``: Stagira); else the value
+    [[Chalkidiki]], …``: Stagira); for "who", the items that are no dates; else the value
     (at most :data:`_MAX_VALUE_ITEMS` items, a trailing parenthesis dropped)."""
     named = [r for r in rows if r.item and r.kind not in ("date", "year", "number")]
     if len({r.item for r in named}) >= 2:
@@ -183,6 +183,10 @@ def short_value(rows: Sequence[FactRow], kind: AnswerKind, question: str = "") -
     if kind is AnswerKind.PLACE and named and (len(named) < len(rows) or len(named) >= 2):
         # "Stagira, Chalcidice, Northern Greece": the place itself, then what holds it
         return _PAREN.sub("", named[0].item).strip(" ;,")
+    if kind is AnswerKind.PERSON and named and len(named) < len(rows):
+        # "published = 17 August 1945 (Secker and Warburg)": who, not when
+        people = list(dict.fromkeys(_PAREN.sub("", r.item).strip(" ;,") for r in named))
+        return ", ".join(people[:_MAX_VALUE_ITEMS])
     if kind is AnswerKind.DATE:
         dated = [r.item for r in rows if r.kind in ("date", "year")]
         if dated:

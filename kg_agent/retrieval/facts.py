@@ -392,6 +392,10 @@ class FactRetriever(Retriever):
             if via and (coverage <= 0 or min(per_key) == 0):
                 continue  # a chain explains a word with each of its two facts
             fit = self._fit(answer_rows, q.kind, kinds)
+            if fit == 0.0 and all(r.kind == "link" for r in answer_rows):
+                # articles, none of the kind asked: the writer for "when … written", a
+                # person (the cabinet's Secretary of State) for "which state"
+                continue
             year = years.get((first.article, first.sub_box, first.key), 0)
             feats = dict.fromkeys(FEATURES, 0.0)
             feats["coverage"] = coverage

@@ -900,3 +900,16 @@ def test_a_fact_not_sure_enough_for_bold_is_shown_with_the_best_sentences() -> N
     assert len(unsure.sentences) == UNSURE_SENTENCES
     sure = read_evidence("how big is alaska", numbered(_fact_line(0.95), ALASKA_TEXT))
     assert sure.shown and len(sure.sentences) < UNSURE_SENTENCES
+
+
+def test_a_box_line_is_one_sentence_whatever_its_value_writes() -> None:
+    from kg_agent.answering.evidence import Context
+    from kg_agent.language.shape import analyse
+    from kg_agent.retrieval.base import FactStatement
+
+    line = "Abraham Lincoln — spouse: Mary Todd (m. November 4, 1842–1865)."
+    fact = FactStatement("Abraham Lincoln", "spouse", "spouse", line, "Mary Todd", 0.9)
+    box = Evidence("Abraham Lincoln::fact::spouse", "Abraham Lincoln", "", "", line, 0.9)
+    box.fact = fact
+    ctx = Context(analyse("who was lincoln's wife"), numbered(box))
+    assert [s.text for s in ctx.sentences] == [line]  # not cut after "(m."

@@ -74,6 +74,11 @@ ACTRIUS = """{{Infobox film
 | distributor = [[Buena Vista International]]
 | released = 17 January 1997
 }}"""
+ANIMAL_FARM = """{{Infobox book
+| name = Animal Farm
+| author = [[George Orwell]]
+| published = 17 August 1945 ([[Secker and Warburg]], London)
+}}"""
 LINCOLN = """{{Infobox officeholder
 | name = Abraham Lincoln
 | successor1 = [[Andrew Johnson]]
@@ -105,6 +110,7 @@ def graph() -> MemoryGraph:
             _article("Albania", ALBANIA, categories=["Countries in Europe"]),
             _article("Actrius", ACTRIUS, categories=["1997 films"]),
             _article("Abraham Lincoln", LINCOLN, categories=["1809 births"]),
+            _article("Animal Farm", ANIMAL_FARM, categories=["1945 novels"]),
             _article("Luanda", text="Luanda is the capital and largest city of Angola."),
             _article("Montgomery, Alabama", text="Montgomery is the capital of Alabama."),
             _article("Juneau, Alaska", text="Juneau is the capital of Alaska."),
@@ -145,6 +151,9 @@ def answer(graph: MemoryGraph, linker: QuestionEntityLinker, text: str) -> str |
         # an ordinal picks its item of a list
         ("Who was Einstein's first wife?", "Mileva Marić"),
         ("who was einstein's 2nd wife", "Elsa Löwenthal"),
+        # one fact gives when and by whom: "who" takes the name, "when" the date
+        ("who was the first publisher of animal farm", "Secker and Warburg"),
+        ("when was animal farm published", "17 August 1945"),
         # for where: the place itself, not the whole value with its date
         ("Where was Aristotle born?", "Stagira"),
         # a box's numbered rows: the row's title names its other keys
@@ -190,6 +199,17 @@ def test_a_fact_naming_its_own_subject_is_no_candidate(
     assert "president" in {r.key for r in graph.facts_of(["Abraham Lincoln"])}
     assert keys == ["successor1"]
     assert answer(graph, linker, "who was president after abraham lincoln") != "Abraham Lincoln"
+
+
+def test_a_fact_of_links_alone_answers_no_date_and_no_number(
+    graph: MemoryGraph, linker: QuestionEntityLinker
+) -> None:
+    # "when was animal farm written": the author (an article) is never a date
+    question = Question("when was animal farm written", link=linker.link_any_case)
+    keys = [c.key for c in FactRetriever(graph).candidates(question)]
+    assert "published" in keys and "author" not in keys
+    who = Question("who wrote animal farm", link=linker.link_any_case)
+    assert "author" in [c.key for c in FactRetriever(graph).candidates(who)]
 
 
 def test_fact_evidence_is_cited_like_a_section(
