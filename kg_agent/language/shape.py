@@ -58,6 +58,7 @@ AUXILIARIES = frozenset(
 _WH_WORDS = frozenset(
     ["what", "whats", "which", "who", "whom", "whose", "when", "where", "why", "how"]
 )
+_DATE_NOUNS = frozenset(["year", "date", "century", "decade", "day", "month"])
 #: "how" with a measure asks for a number ("how fast did the economy grow")
 _HOW_MUCH = r"\bhow (many|much|old|long|tall|far|big|large|high|fast|deep|wide|heavy|hot|cold)\b"
 _PLACE_NOUNS = frozenset(
@@ -405,6 +406,7 @@ def analyse(question: str) -> QuestionShape:
     if aux_choice:
         options = aux_choice
     lowered = q.lower()
+    fragment = first not in AUXILIARIES and not words & _WH_WORDS
     if options and (first not in AUXILIARIES or aux_choice):
         kind = AnswerKind.CHOICE
     elif re.search(r"\b(place|city|country|location|site) of (birth|death|burial)\b", lowered):
@@ -412,7 +414,7 @@ def analyse(question: str) -> QuestionShape:
     elif re.search(r"\b(?:(?:date|year|day) of|birthday)\b", lowered):
         kind = AnswerKind.DATE
     elif re.search(r"\b(population|number of|percentage|share of)\b", lowered) and (
-        first in ("what", "which") or (first not in AUXILIARIES and not words & _WH_WORDS)
+        first in ("what", "which") or fragment
     ):
         # "what is the population of X", or a fragment: "number of printable characters"
         kind = AnswerKind.NUMBER
@@ -420,7 +422,8 @@ def analyse(question: str) -> QuestionShape:
         kind = AnswerKind.YES_NO
     elif (
         first == "when"
-        or noun in ("year", "date", "century", "decade", "day", "month")
+        or noun in _DATE_NOUNS
+        or (fragment and bool(words & _DATE_NOUNS))  # "animalia, year published?"
         or ("what year" in q.lower() or "which year" in q.lower())
     ):
         kind = AnswerKind.DATE

@@ -23,6 +23,8 @@ from kg_agent.language.shape import stem
         ("how fast does a cheetah run", AnswerKind.NUMBER),
         ("how deep is lake baikal", AnswerKind.NUMBER),
         ("who increased the number of moons known", AnswerKind.PERSON),
+        ("animal farm, year published?", AnswerKind.DATE),
+        ("golden gate bridge opening date", AnswerKind.DATE),
         ("What is the birthday of the first programmer?", AnswerKind.DATE),
         ("Where was Alan Turing born?", AnswerKind.PLACE),
         ("What is the place of birth of the director of film Brazil?", AnswerKind.PLACE),
