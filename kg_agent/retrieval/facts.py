@@ -394,7 +394,7 @@ class FactRetriever(Retriever):
             fit = self._fit(answer_rows, q.kind, kinds)
             if fit == 0.0 and all(r.kind == "link" for r in answer_rows):
                 # articles, none of the kind asked: the writer for "when … written", a
-                # person (the cabinet's Secretary of State) for "which state"
+                # person for "where" (the model weighed a key the relation names more)
                 continue
             year = years.get((first.article, first.sub_box, first.key), 0)
             feats = dict.fromkeys(FEATURES, 0.0)
