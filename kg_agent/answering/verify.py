@@ -10,9 +10,12 @@ that thing. Then:
   art?": "a modern *Japanese* martial art") → **no**;
 * else the sentence states it → **yes**.
 
-A claim only partly written in every sentence decides nothing: no answer, and the
-reader shows its best sentences. Questions that compare two named things ("Are A and B
-of the same nationality?") are :func:`~kg_agent.answering.compare.yes_no`'s.
+The thing asked about is the first article the question names; when it names none
+whole (a lower-case or plural form: "are aardwolves nocturnal"), the best evidence
+article whose name it writes in another form. A claim only partly written in every
+sentence decides nothing: no answer, and the reader shows its best sentences.
+Questions that compare two named things ("Are A and B of the same nationality?") are
+:func:`~kg_agent.answering.compare.yes_no`'s.
 """
 
 from __future__ import annotations
@@ -107,11 +110,23 @@ def _contrasts(ctx: Context, claim: list[str], s: Sentence, missing: list[str]) 
     return False
 
 
+def _asked_about(ctx: Context) -> str | None:
+    """The best evidence article whose name the question writes in another form ("are
+    aardwolves nocturnal": *Aardwolf*; "did einstein win…": *Albert Einstein*), when no
+    title is written whole."""
+    asked = words(fold(ctx.shape.question))
+    for _, ev in ctx.items:
+        own = [w for w in words(fold(base_title(ev.title))) if len(w) >= 4]
+        if any(_matches(w, a) for w in own for a in asked if len(a) >= 4):
+            return ev.title
+    return None
+
+
 def verify(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
     """ "yes" or "no" and the sentence that says so, or None (see the module docstring)."""
-    if not ctx.named:
+    subject = ctx.named[0] if ctx.named else _asked_about(ctx)
+    if subject is None:
         return None
-    subject = ctx.named[0]
     claim = _claim(ctx, subject)
     if not claim:
         return None

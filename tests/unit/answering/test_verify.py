@@ -49,6 +49,33 @@ def test_yes_or_no_from_the_sentence_that_states_the_claim(
     assert reading.sentences and reading.sentences[0].title == evidence[0]
 
 
+def test_a_subject_the_question_writes_in_another_form_is_read() -> None:
+    # no title written whole ("aardwolves", "einstein"), no linked entity: the best
+    # article whose name the question writes otherwise is the subject
+    aardwolf = Evidence(
+        "Aardwolf::0000",
+        "Aardwolf",
+        "",
+        "Aardwolf",
+        "The aardwolf is a small insectivorous mammal. The aardwolf is nocturnal and shy.",
+        0.8,
+        source="hybrid",
+    )
+    reading = read_evidence("are aardwolves nocturnal?", [(1, aardwolf)])
+    assert (reading.short_answer, reading.source) == ("yes", "verified")
+    physics = Evidence(
+        "Albert Einstein::0000",
+        "Albert Einstein",
+        "",
+        "Albert Einstein",
+        EINSTEIN[1],
+        0.8,
+        source="hybrid",
+    )
+    reading = read_evidence("did einstein win the nobel prize in physics", [(1, physics)])
+    assert reading.short_answer == "yes"
+
+
 def test_a_claim_no_sentence_writes_whole_decides_nothing() -> None:
     reading = read_evidence("Is Andorra a monarchy?", _items(ANDORRA))
     assert reading.short_answer is None
