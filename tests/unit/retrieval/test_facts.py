@@ -130,6 +130,12 @@ def ask(graph: MemoryGraph, linker: QuestionEntityLinker, text: str) -> Retrieva
     return FactRetriever(graph).search(Question(text, link=linker.link_any_case))
 
 
+def candidate_keys(graph: MemoryGraph, linker: QuestionEntityLinker, text: str) -> list[str]:
+    """The keys of the fact candidates of ``text``, best first."""
+    question = Question(text, link=linker.link_any_case)
+    return [c.key for c in FactRetriever(graph).candidates(question)]
+
+
 def answer(graph: MemoryGraph, linker: QuestionEntityLinker, text: str) -> str | None:
     found = ask(graph, linker, text)
     return found.evidence[-1].fact.answer if found.evidence and found.evidence[-1].fact else None
@@ -183,8 +189,7 @@ def test_a_numbered_row_is_named_by_its_title_and_a_unit_is_no_row(graph: Memory
 def test_an_empty_parameter_is_no_candidate(
     graph: MemoryGraph, linker: QuestionEntityLinker
 ) -> None:
-    question = Question("what is the film name of actrius", link=linker.link_any_case)
-    keys = [c.key for c in FactRetriever(graph).candidates(question)]
+    keys = candidate_keys(graph, linker, "what is the film name of actrius")
     assert "director" in keys and "filmname" not in keys
 
 
@@ -192,10 +197,9 @@ def test_a_fact_naming_its_own_subject_is_no_candidate(
     graph: MemoryGraph, linker: QuestionEntityLinker
 ) -> None:
     # "Abraham Lincoln — president: Abraham Lincoln" (the sample's cabinet box names
-    # whose cabinet it is) restates the subject: it answered "who was president after lincoln" with
-    # Lincoln himself, in bold
-    question = Question("who was president after abraham lincoln", link=linker.link_any_case)
-    keys = [c.key for c in FactRetriever(graph).candidates(question)]
+    # whose cabinet it is) restates the subject: it answered "who was president after
+    # lincoln" with Lincoln himself, in bold
+    keys = candidate_keys(graph, linker, "who was president after abraham lincoln")
     assert "president" in {r.key for r in graph.facts_of(["Abraham Lincoln"])}
     assert keys == ["successor1"]
     assert answer(graph, linker, "who was president after abraham lincoln") != "Abraham Lincoln"
@@ -205,11 +209,9 @@ def test_a_fact_of_links_alone_answers_no_date_and_no_number(
     graph: MemoryGraph, linker: QuestionEntityLinker
 ) -> None:
     # "when was animal farm written": the author (an article) is never a date
-    question = Question("when was animal farm written", link=linker.link_any_case)
-    keys = [c.key for c in FactRetriever(graph).candidates(question)]
+    keys = candidate_keys(graph, linker, "when was animal farm written")
     assert "published" in keys and "author" not in keys
-    who = Question("who wrote animal farm", link=linker.link_any_case)
-    assert "author" in [c.key for c in FactRetriever(graph).candidates(who)]
+    assert "author" in candidate_keys(graph, linker, "who wrote animal farm")
 
 
 def test_fact_evidence_is_cited_like_a_section(
