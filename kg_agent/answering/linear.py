@@ -5,13 +5,14 @@ reproduces, scored with numpy alone (no scikit-learn at query time)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-__all__ = ["LinearWeights", "fit_logistic"]
+__all__ = ["LinearWeights", "fit_conditional_logit", "fit_logistic"]
 
 W = TypeVar("W", bound="LinearWeights")
 
@@ -91,3 +92,39 @@ def fit_logistic(
     model = LogisticRegression(C=c, max_iter=5000, tol=1e-8)
     model.fit((x - mean) / scale, y, sample_weight=w)
     return mean, scale, model.coef_[0], float(model.intercept_[0])
+
+
+def fit_conditional_logit(
+    groups: Sequence[tuple[np.ndarray, np.ndarray]], lam: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Standardise the candidates of every group (one question's rows ``x`` and whether
+    each is right, ``y``) and fit a conditional logit, a softmax over each group's own
+    rows, with an L2 penalty ``lam``: (mean, scale, coef). It learns which candidate of a
+    question is the answer, not how good candidates are across questions (a pointwise
+    logistic regression's target); a group with no right row teaches the choice nothing
+    and only sets the scale."""
+    from scipy.optimize import minimize
+    from scipy.special import logsumexp
+
+    x = np.vstack([g[0] for g in groups])
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    taught = [((gx - mean) / scale, gy > 0) for gx, gy in groups if gy.any()]
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        total, grad = 0.5 * lam * float(w @ w), lam * w
+        for xs, right in taught:
+            z = xs @ w
+            all_z, right_z = logsumexp(z), logsumexp(z[right])
+            total -= right_z - all_z
+            p = np.exp(z - all_z)
+            q = np.zeros_like(z)
+            q[right] = np.exp(z[right] - right_z)
+            grad = grad - (q - p) @ xs
+        return total, grad
+
+    coef = np.zeros(x.shape[1])
+    if taught:
+        coef = minimize(loss, coef, jac=True, method="L-BFGS-B").x
+    return mean, scale, coef

@@ -10,20 +10,22 @@ article-disjoint ``k``-fold split (:func:`~kg_agent.evaluation.fact_training.art
 gives each question a score from a model that never saw its articles, and a Platt fit of those
 scores to "the best candidate is right" makes them probabilities. The bold threshold is
 the lowest such probability at which the held-out answers above it were right nine times
-in ten, by a lower bound of that precision (:func:`_show_at`). Deterministic: the same
+in ten, by a lower bound of that precision
+(:func:`~kg_agent.evaluation.calibration.bold_threshold`). Deterministic: the same
 samples give the same JSON.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kg_agent.answering.linear import fit_conditional_logit
 from kg_agent.answering.span_ranker import FEATURES, SpanCandidate, SpanWeights, best_share
+from kg_agent.evaluation.calibration import NEVER, bold_threshold, platt
 from kg_agent.evaluation.fact_training import (
     QuestionCandidates,
     article_folds,
@@ -44,11 +46,6 @@ __all__ = [
     "train_spans",
 ]
 
-#: The precision bold answers must keep on held-out folds, with this confidence: the
-#: threshold is set where a one-sided 95 % Wilson bound of the held-out precision reaches
-#: :data:`PRECISION` (a handful right by chance sets none; 20 of 20 right does not yet).
-PRECISION = 0.9
-_Z = 1.645
 _LAMBDA = 3.0  # the L2 penalty of a fit that names none
 #: The L2 penalties tried; the one under which the right candidates are likeliest out of
 #: fold (the model's own objective, on the training questions' own inner folds, so a held-out
@@ -101,69 +98,12 @@ def load_span_samples(path: str | Path) -> dict[str, QuestionCandidates]:
 
 def _fit(samples: Sequence[QuestionCandidates], lam: float = _LAMBDA) -> SpanWeights:
     """A conditional logit: the weights that make each question's right candidates
-    likely among its own (a softmax per question), with an L2 penalty ``lam``; a
-    question without a right candidate teaches the choice nothing (it still sets the
-    features' scale)."""
-    from scipy.optimize import minimize
-    from scipy.special import logsumexp
-
+    likely among its own (a softmax per question), with an L2 penalty ``lam``."""
     n = len(FEATURES)
     if not samples:
         return SpanWeights(np.zeros(n), np.ones(n), np.zeros(n), 0.0)
-    x = np.vstack([s.x for s in samples])
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    groups = [((s.x - mean) / scale, s.y > 0) for s in samples if s.y.any()]
-
-    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
-        total, grad = 0.5 * lam * float(w @ w), lam * w
-        for xs, right in groups:
-            z = xs @ w
-            all_z, right_z = logsumexp(z), logsumexp(z[right])
-            total -= right_z - all_z
-            p = np.exp(z - all_z)
-            q = np.zeros_like(z)
-            q[right] = np.exp(z[right] - right_z)
-            grad = grad - (q - p) @ xs
-        return total, grad
-
-    coef = np.zeros(n)
-    if groups:
-        coef = minimize(loss, coef, jac=True, method="L-BFGS-B").x
+    mean, scale, coef = fit_conditional_logit([(s.x, s.y) for s in samples], lam)
     return SpanWeights.from_json(SpanWeights(mean, scale, coef, 0.0).to_json())
-
-
-def _platt(z: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """``a``, ``b`` with ``sigmoid(a * z + b)`` fitted to ``y`` (nearly unregularised)."""
-    if len(set(y.tolist())) < 2:
-        return 0.0, (10.0 if y.size and y[0] else -10.0)
-    from sklearn.linear_model import LogisticRegression
-
-    model = LogisticRegression(C=1e4, max_iter=5000, tol=1e-10)
-    model.fit(z.reshape(-1, 1), y)
-    return round(float(model.coef_[0][0]), 6), round(float(model.intercept_[0]), 6)
-
-
-def _wilson_low(right: float, n: int) -> float:
-    """A one-sided lower bound of a precision of ``right`` of ``n`` (Wilson)."""
-    p = right / n
-    centre = p + _Z * _Z / (2 * n)
-    margin = _Z * math.sqrt(p * (1 - p) / n + _Z * _Z / (4 * n * n))
-    return (centre - margin) / (1 + _Z * _Z / n)
-
-
-def _show_at(p: np.ndarray, y: np.ndarray) -> float:
-    """The lowest confidence from which the held-out answers' precision is at least
-    :data:`PRECISION` by its lower bound (above 1: none)."""
-    order = np.argsort(-p, kind="stable")
-    right = np.cumsum(y[order])
-    best = 1.01
-    for i in range(len(order)):
-        tied = i + 1 < len(order) and p[order[i + 1]] == p[order[i]]
-        if not tied and _wilson_low(float(right[i]), i + 1) >= PRECISION:
-            best = float(p[order[i]])
-    return round(best, 4) if best <= 1.0 else best
 
 
 def train_spans(
@@ -204,9 +144,9 @@ def train_spans(
     assert best is not None
     likelihood, lam, z_top, y_top = best
     zs, ys = np.asarray(z_top), np.asarray(y_top)
-    a, b = _platt(zs, ys)
+    a, b = platt(zs, ys)
     p = 1.0 / (1.0 + np.exp(-(a * zs + b))) if zs.size else zs
-    show_at = _show_at(p, ys) if zs.size else 1.01
+    show_at = bold_threshold(p, ys) if zs.size else NEVER
     shown = p >= show_at
     full = _fit([samples[q.qid] for q in known], lam)
     trained_on = {

@@ -5,10 +5,11 @@ Why learned: the hand-weighted score it replaces (coverage + 0.3 x fit − 0.1 p
 and its confidence formula were fitted by eye to one question set; on articles nobody
 had looked at, right answers scored too low to be shown (issue 53). The signals stay
 (how much of the relation a key explains, whether the value is of the kind asked, the
-embedder's similarity of the question to "topic + key"); a logistic regression weighs
-them, fitted by ``scripts/train_fact_ranker.py`` on the plain questions of the English
-sample, and a Platt scaling fitted on article-disjoint held-out folds turns its score
-into a probability: the ``confidence`` a reader sees.
+embedder's similarity of the question to "topic + key"); a conditional logit (a softmax
+over one question's candidates) weighs them, fitted by ``scripts/train_fact_ranker.py``
+on the plain questions of the English sample, and a Platt scaling fitted on
+article-disjoint held-out folds turns the first candidate's score into a probability:
+the ``confidence`` a reader sees.
 
 The weights are a small JSON file (:data:`DEFAULT_PATH`) that the training script
 reproduces; scoring is numpy alone (scikit-learn is needed only to train). A graph
@@ -62,7 +63,8 @@ DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "fact_ranker.js
 
 @dataclass(frozen=True)
 class RankerWeights:
-    """A logistic regression over standardised features, and its Platt calibration."""
+    """A linear score over standardised features (a conditional logit's: it orders one
+    question's candidates), and the Platt calibration of the first one's score."""
 
     features: tuple[str, ...]
     mean: np.ndarray
@@ -125,7 +127,7 @@ class FactRanker:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "model": "logistic regression over fact candidates, Platt-calibrated",
+            "model": "conditional logit over fact candidates, Platt-calibrated",
             "with_embedder": self.with_embedder.to_json(),
             "without_embedder": self.without_embedder.to_json(),
             "use_at": round(self.use_at, 4),

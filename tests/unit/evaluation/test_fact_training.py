@@ -112,6 +112,19 @@ def test_the_ranker_learns_which_candidate_is_right_and_how_sure_to_be() -> None
     assert train_ranker(samples, questions).to_json() == ranker.to_json()
 
 
+def test_the_ranker_orders_a_question_by_its_own_candidates() -> None:
+    # a conditional logit: a signal that is the same for every candidate of a question
+    # (here the number of items, high in some questions, low in others) says nothing
+    # about which one answers, however it goes with questions that have a right one
+    questions, samples = _synthetic(200, seed=4)
+    col = FEATURES.index("items")
+    for s in samples.values():
+        s.x[:, col] = 1.0 if s.y.any() else 0.0
+    weights = train_ranker(samples, questions).weights(embedded=True)
+    assert abs(weights.coef[weights.features.index("items")]) < 1e-6
+    assert weights.coef[weights.features.index("coverage")] > 0
+
+
 def test_samples_round_trip(tmp_path: Path) -> None:
     _, samples = _synthetic(10, seed=3)
     path = tmp_path / "s.json.gz"

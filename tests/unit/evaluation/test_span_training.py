@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from kg_agent.answering.span_ranker import DEFAULT_PATH, FEATURES
-from kg_agent.evaluation import span_training
+from kg_agent.evaluation.calibration import PRECISION, wilson_low
 from kg_agent.evaluation.fact_training import QuestionCandidates
 from kg_agent.evaluation.span_training import (
     LAMBDAS,
@@ -57,7 +57,7 @@ def test_a_fit_learns_the_signal_of_the_right_candidate(tmp_path: Path) -> None:
     assert 0.0 < weights.show_at <= 1.0
     shown, right = t["out_of_fold_shown"], t["out_of_fold_shown_right"]
     assert shown >= 20 and right >= 0.9 * shown
-    assert span_training._wilson_low(right, shown) >= span_training.PRECISION
+    assert wilson_low(right, shown) >= PRECISION
     path = tmp_path / "s.json.gz"
     save_span_samples(path, samples)
     first = path.read_bytes()
@@ -65,19 +65,6 @@ def test_a_fit_learns_the_signal_of_the_right_candidate(tmp_path: Path) -> None:
     assert all(np.array_equal(back[q].x, samples[q].x) for q in samples)
     save_span_samples(path, back)
     assert path.read_bytes() == first
-
-
-def test_a_lower_bound_of_the_precision_sets_the_bold() -> None:
-    low = span_training._wilson_low
-    assert low(20, 20) < 0.9 < low(40, 40)  # twenty right of twenty could be chance
-    assert low(9, 10) < low(90, 100) < 0.9 < low(190, 200)
-    p = np.linspace(1.0, 0.0, 100)
-    y = np.concatenate([np.ones(60), np.zeros(40)])
-    at = span_training._show_at(p, y)
-    shown = p >= at
-    # past the last right answer while the bound allows (60 right of 62), no further
-    assert int(shown.sum()) == 62 and low(float(y[shown].sum()), 62) >= 0.9 > low(60, 63)
-    assert span_training._show_at(p[:20], y[:20]) > 1.0  # too few to be sure
 
 
 def test_too_few_sure_answers_set_no_bold() -> None:

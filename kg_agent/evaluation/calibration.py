@@ -1,0 +1,50 @@
+"""From held-out scores to what a reader shows: a Platt scaling that makes a model's score
+a probability, and the bold threshold, the lowest probability from which held-out answers
+were right nine times in ten by a lower bound of that precision (so that a handful right
+by chance sets none). Shared by the fact and span rankers' training."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["PRECISION", "bold_threshold", "platt", "wilson_low"]
+
+#: The precision bold answers must keep on held-out folds.
+PRECISION = 0.9
+_Z = 1.645  # one-sided 95 %
+#: A threshold above any probability: nothing in bold.
+NEVER = 1.01
+
+
+def platt(z: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """``a``, ``b`` with ``sigmoid(a * z + b)`` fitted to ``y`` (nearly unregularised)."""
+    if len(set(y.tolist())) < 2:
+        return 0.0, (10.0 if y.size and y[0] else -10.0)
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(C=1e4, max_iter=5000, tol=1e-10)
+    model.fit(z.reshape(-1, 1), y)
+    return round(float(model.coef_[0][0]), 6), round(float(model.intercept_[0]), 6)
+
+
+def wilson_low(right: float, n: int) -> float:
+    """A one-sided lower bound of a precision of ``right`` of ``n`` (Wilson)."""
+    p = right / n
+    centre = p + _Z * _Z / (2 * n)
+    margin = _Z * math.sqrt(p * (1 - p) / n + _Z * _Z / (4 * n * n))
+    return (centre - margin) / (1 + _Z * _Z / n)
+
+
+def bold_threshold(p: np.ndarray, y: np.ndarray, precision: float = PRECISION) -> float:
+    """The lowest probability ``p`` from which the held-out answers (``y``: right or not)
+    keep ``precision`` by :func:`wilson_low`; :data:`NEVER` when none does."""
+    order = np.argsort(-p, kind="stable")
+    right = np.cumsum(y[order])
+    best = NEVER
+    for i in range(len(order)):
+        tied = i + 1 < len(order) and p[order[i + 1]] == p[order[i]]
+        if not tied and wilson_low(float(right[i]), i + 1) >= precision:
+            best = float(p[order[i]])
+    return round(best, 4) if best <= 1.0 else best
