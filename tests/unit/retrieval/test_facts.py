@@ -8,6 +8,7 @@ import pytest
 from kg_agent.answering.reader import SHOW_THRESHOLD, read_evidence
 from kg_agent.entities import QuestionEntityLinker
 from kg_agent.language.question import Question
+from kg_agent.language.relations import key_label, key_terms, split_run_together
 from kg_agent.language.shape import AnswerKind
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
 from kg_agent.retrieval.fact_rows import group_facts, row_labels
@@ -184,6 +185,19 @@ def test_a_numbered_row_is_named_by_its_title_and_a_unit_is_no_row(graph: Memory
     assert labels[("Albania", "", "leadertitle2")] == "leader title"
     assert labels[("Albania", "", "establisheddate1")].startswith("Independence from the Ottoman")
     assert labels[("Albania", "", "areakm2")] == "area km2"  # "2" is a power, not row 2
+
+
+def test_a_key_written_run_together_is_read_as_words() -> None:
+    # old boxes name parameters without separators; the embedder and the relation table
+    # read a key's name as words ("how often" meets "frequency", "buried" "burial")
+    assert key_label("placeofburial") == "place of burial"
+    assert key_label("vicepresident2") == "vice president"
+    assert key_label("Wimbledonresult") == "wimbledon result"
+    assert key_label("altname") == "alt name"
+    # a word stays whole, and so does a run no dictionary words write
+    assert key_label("frequency") == "frequency" and key_label("birthplace") == "birthplace"
+    assert split_run_together("xqzvbnmwp") == ["xqzvbnmwp"]
+    assert "burial" in key_terms("placeofburial", "placeofburial")
 
 
 def test_an_empty_parameter_is_no_candidate(
