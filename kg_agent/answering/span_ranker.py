@@ -515,7 +515,18 @@ class SpanRanker:
 
 @lru_cache(maxsize=1)
 def default_span_weights() -> SpanWeights | None:
-    """The committed weights (read once per process); None before any were trained."""
+    """The committed weights (read once per process); None before any were trained, or
+    when they were fitted on other features than this code's (a feature added and the
+    model not yet refitted by ``scripts/train_span_ranker.py``, which reads the
+    candidates without them): the reader's own pick answers, with a warning."""
     if not DEFAULT_PATH.exists():
         return None
-    return SpanWeights.load(DEFAULT_PATH)
+    try:
+        return SpanWeights.load(DEFAULT_PATH)
+    except ValueError:
+        log.warning(
+            "span ranker off: %s was fitted on other features than this version's "
+            "(refit it: scripts/train_span_ranker.py)",
+            DEFAULT_PATH,
+        )
+        return None

@@ -3,13 +3,15 @@ the learned choice and its confidence, and the reader without spaCy."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from kg_agent.answering import read_evidence
+from kg_agent.answering import read_evidence, span_ranker
 from kg_agent.answering.evidence import Context
 from kg_agent.answering.span_ranker import (
     FEATURES,
@@ -275,3 +277,25 @@ def test_the_weights_round_trip_with_their_calibration() -> None:
     assert back.confidence(z) == pytest.approx(w.confidence(z))
     assert 0.0 < w.confidence(z) < 1.0
     assert w.confidence(np.asarray([9.0, 0.0])) > w.confidence(np.asarray([1.0, 0.0]))
+
+
+def test_weights_fitted_on_other_features_turn_the_ranker_off_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # a feature added and the model not refitted yet: the training script must still
+    # read candidates through the agent, and a query still answers (the reader's pick)
+    data = _weights(entity=1.0).to_json()
+    data["features"] = [*data["features"], "a_feature_of_another_version"]
+    path = tmp_path / "span_ranker.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr(span_ranker, "DEFAULT_PATH", path)
+    span_ranker.default_span_weights.cache_clear()
+    try:
+        with caplog.at_level(logging.WARNING, logger="kg_agent.answering.span_ranker"):
+            assert span_ranker.default_span_weights() is None
+        assert any("span ranker off" in r.getMessage() for r in caplog.records)
+        path.write_text(json.dumps(_weights(entity=1.0).to_json()), encoding="utf-8")
+        span_ranker.default_span_weights.cache_clear()
+        assert span_ranker.default_span_weights() is not None
+    finally:
+        span_ranker.default_span_weights.cache_clear()
