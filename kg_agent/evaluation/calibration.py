@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-__all__ = ["PRECISION", "bold_threshold", "platt", "wilson_low"]
+__all__ = ["NEVER", "PRECISION", "bold_threshold", "platt", "wilson_low"]
 
 #: The precision bold answers must keep on held-out folds.
 PRECISION = 0.9
