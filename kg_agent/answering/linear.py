@@ -95,14 +95,21 @@ def fit_logistic(
 
 
 def fit_conditional_logit(
-    groups: Sequence[tuple[np.ndarray, np.ndarray]], lam: float
+    groups: Sequence[tuple[np.ndarray, np.ndarray]],
+    lam: float,
+    signs: Sequence[int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Standardise the candidates of every group (one question's rows ``x`` and whether
     each is right, ``y``) and fit a conditional logit, a softmax over each group's own
     rows, with an L2 penalty ``lam``: (mean, scale, coef). It learns which candidate of a
     question is the answer, not how good candidates are across questions (a pointwise
     logistic regression's target); a group with no right row teaches the choice nothing
-    and only sets the scale."""
+    and only sets the scale.
+
+    ``signs`` (one per column: +1, -1 or 0 for free) bounds each weight to the side
+    that column's meaning allows: with a few hundred questions, two correlated features
+    can otherwise trade weights of the wrong sign that fit the sample and not the next
+    article."""
     from scipy.optimize import minimize
     from scipy.special import logsumexp
 
@@ -126,5 +133,11 @@ def fit_conditional_logit(
 
     coef = np.zeros(x.shape[1])
     if taught:
-        coef = minimize(loss, coef, jac=True, method="L-BFGS-B").x
+        bounds = None
+        if signs is not None:
+            if len(signs) != x.shape[1]:
+                raise ValueError(f"{len(signs)} signs for {x.shape[1]} columns")
+            side = {1: (0.0, None), -1: (None, 0.0), 0: (None, None)}
+            bounds = [side[int(np.sign(s))] for s in signs]
+        coef = minimize(loss, coef, jac=True, method="L-BFGS-B", bounds=bounds).x
     return mean, scale, coef

@@ -37,6 +37,7 @@ from kg_agent.evaluation.calibration import bold_threshold, platt
 from kg_agent.evaluation.trust import Asker, PlainQuestion, TrustResult, matches, run_plain
 from kg_agent.retrieval.fact_ranker import (
     FEATURES,
+    SIGNS,
     SIMILARITY_FEATURES,
     FactRanker,
     RankerWeights,
@@ -186,9 +187,12 @@ def _fit(samples: Sequence[QuestionCandidates], features: tuple[str, ...]) -> Ra
     """A conditional logit over ``features`` (a softmax over each question's own
     candidates): which fact answers, the only thing the order is used for. Its score
     has no intercept; the Platt scaling of the first candidate's score gives the
-    probability that it is right."""
+    probability that it is right. Each weight keeps the sign its feature's meaning
+    allows (:data:`~kg_agent.retrieval.fact_ranker.SIGNS`)."""
     cols = [FEATURES.index(f) for f in features]
-    mean, scale, coef = fit_conditional_logit([(s.x[:, cols], s.y) for s in samples], _LAMBDA)
+    mean, scale, coef = fit_conditional_logit(
+        [(s.x[:, cols], s.y) for s in samples], _LAMBDA, [SIGNS[f] for f in features]
+    )
     return RankerWeights(features, mean, scale, coef, 0.0, (1.0, 0.0))
 
 

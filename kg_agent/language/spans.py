@@ -23,11 +23,13 @@ _MONTH_NUMBER = {
         ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1
     )
 }
+_ERA = r"(?: (?:BC|BCE|AD|CE)\b)?"
 _DATE = re.compile(
-    rf"\b(?:\d{{1,2}} (?:{_MONTHS}),? \d{{3,4}}"  # 14 March 1999
-    rf"|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?,? \d{{3,4}}"  # March 14, 1999
-    rf"|(?:{_MONTHS}) \d{{3,4}}"  # March 1999
-    r"|\d{1,2}(?:st|nd|rd|th) century"  # 16th century
+    rf"\b(?:\d{{1,2}} (?:{_MONTHS}),? \d{{3,4}}{_ERA}"  # 14 March 1999
+    rf"|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?,? \d{{3,4}}{_ERA}"  # March 14, 1999
+    rf"|(?:{_MONTHS}) \d{{3,4}}{_ERA}"  # March 1999
+    rf"|\d{{1,2}}(?:st|nd|rd|th) century{_ERA}"  # 16th century, 5th century BC
+    r"|\d{1,4} (?:BC|BCE|AD|CE)\b|(?:AD|CE) \d{1,4}(?!\d|,\d)"  # 322 BC, AD 79: any year of an era
     r"|(?:1[0-9]|20)\d{2}s?(?![\d,])"  # 1999, 1990s
     r")"
 )
@@ -47,7 +49,7 @@ _NAME = re.compile(
     rf"\b{_WORDCAP}(?:(?:,? (?:{_JOIN} )*{_WORDCAP})|(?: [dl]['’]{_WORDCAP})"
     rf"|(?: \d+(?:st|nd|rd|th)?\b(?!,? \d)))*"
 )
-_YEAR = re.compile(r"\b(\d{3,4})\b")
+_YEAR = re.compile(r"\b(\d{1,4})\b(?= ?(?:BC|BCE|AD|CE)\b)|\b(?:AD|CE) (\d{1,4})\b|\b(\d{3,4})\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,16 +97,19 @@ def names(sentence: str) -> list[Span]:
 
 
 def year_of(text: str) -> tuple[int, int, int] | None:
-    """(year, month, day) of a date's text, month and day 0 when not given: a sort key."""
+    """(year, month, day) of a date's text, month and day 0 when not given: a sort key
+    (a year before the common era is negative)."""
+    before = -1 if re.search(r"\bBCE?\b", text) else 1
     m = _YEAR.search(text)
     if m is None:
         century = re.match(r"(\d{1,2})(?:st|nd|rd|th) century", text)
-        return (100 * (int(century.group(1)) - 1), 0, 0) if century else None
-    year = int(m.group(1))
+        return (before * 100 * (int(century.group(1)) - 1), 0, 0) if century else None
+    digits = next(g for g in m.groups() if g)
+    year = before * int(digits)
     month = 0
     for word in re.findall(r"[A-Za-z]+", text):
         month = _MONTH_NUMBER.get(word[:3].lower(), month)
-    day_m = re.search(r"\b(\d{1,2})\b(?!\d)", text.replace(m.group(1), ""))
+    day_m = re.search(r"\b(\d{1,2})\b(?!\d)", text.replace(digits, ""))
     day = int(day_m.group(1)) if day_m else 0
     return (year, month, day)
 

@@ -28,7 +28,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DEFAULT_PATH", "FEATURES", "SIMILARITY_FEATURES", "FactRanker", "RankerWeights"]
+__all__ = [
+    "DEFAULT_PATH",
+    "FEATURES",
+    "SIGNS",
+    "SIMILARITY_FEATURES",
+    "FactRanker",
+    "RankerWeights",
+]
 
 #: What each candidate is described by, in the order of the weights.
 FEATURES: tuple[str, ...] = (
@@ -55,6 +62,23 @@ FEATURES: tuple[str, ...] = (
     # share of the short answer's words the question already writes
     "echo",
 )
+#: The side each feature may push a candidate to (+1 up, -1 down, 0 either): what the
+#: feature means, not what one sample fits (fitted freely on the plain set, ``echo``
+#: took a positive weight and ``agreement`` a negative one, and a birth name outranked
+#: the birth place for "where was Ada Lovelace born").
+SIGNS: dict[str, int] = {
+    "coverage": 1,
+    "fit": 1,
+    "two_hops": 0,
+    "unasked_words": -1,
+    "key_asked": 1,
+    "items": 0,
+    "agreement": 1,
+    "key_similarity": 1,
+    "topic_key_similarity": 1,
+    "similarity_rank": 1,
+    "echo": -1,
+}
 #: Features that need the embedder: zero, and a model fitted without them, when the
 #: graph has no vectors.
 SIMILARITY_FEATURES = frozenset({"key_similarity", "topic_key_similarity", "similarity_rank"})

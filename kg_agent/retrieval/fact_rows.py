@@ -14,6 +14,7 @@ from typing import Protocol, TypeVar
 
 from kg_agent.language.relations import key_label
 from kg_agent.language.shape import AnswerKind
+from kg_agent.language.spans import dates
 from kg_agent.language.tokens import content_words, fold
 from kg_agent.store import FactRow
 
@@ -161,6 +162,23 @@ def group_facts(rows: Sequence[_K]) -> dict[tuple[str, str, str], list[_K]]:
     return out
 
 
+#: "When did the war end?": of a fact's dates, the last.
+_ASKS_END = re.compile(r"\b(?:end|ends|ended|finish|finished|last|latest)\b", re.I)
+
+
+def _item_asked(items: Sequence[FactRow], question: str) -> str | None:
+    """The one item of a list that writes a word of the question its article's title
+    does not ("what branch of geometry is Connes known for": "Noncommutative geometry"
+    of his ``known_for``); None when none does, or more than one."""
+    asked = content_words(fold(question)) - content_words(fold(items[0].article))
+    found = {
+        _PAREN.sub("", r.item).strip(" ;,")
+        for r in items
+        if asked & content_words(fold(_PAREN.sub("", r.item)))
+    }
+    return found.pop() if len(found) == 1 else None
+
+
 #: "Einstein's first wife", "the latest holder": which of a fact's items is asked.
 _ORDINALS = (
     (re.compile(r"\b(?:first|1st|earliest|original)\b", re.I), 0),
@@ -170,17 +188,28 @@ _ORDINALS = (
 
 
 def short_value(rows: Sequence[FactRow], kind: AnswerKind, question: str = "") -> str:
-    """The short answer a fact gives: a date item for a date question, a number for a
-    number; the item an ordinal of ``question`` picks ("first wife"); for "where", the
-    first item that is no date, the most precise place (``birth_date = 384 BC [[Stagira]],
-    [[Chalkidiki]], …``: Stagira); for "who", the items that are no dates; else the value
-    (at most :data:`_MAX_VALUE_ITEMS` items, a trailing parenthesis dropped)."""
+    """The short answer a fact gives: a date item for a date question (or a date its
+    text writes, "W (1992)"; the last for "when did … end"), a number for a number; the
+    item an ordinal of ``question`` picks ("first wife"), or the one item that writes a
+    word of the question ("what branch of geometry": "Noncommutative geometry"); for
+    "where", the first item that is no date, the most precise place (``birth_date = 384
+    BC [[Stagira]], [[Chalkidiki]], …``: Stagira); for "who", the items that are no dates;
+    else the value (at most :data:`_MAX_VALUE_ITEMS` items, a trailing parenthesis
+    dropped)."""
     named = [r for r in rows if r.item and r.kind not in ("date", "year", "number")]
     if len({r.item for r in named}) >= 2:
         for pattern, at in _ORDINALS:
             if pattern.search(question):
                 return _PAREN.sub("", named[at].item).strip(" ;,")
-    if kind is AnswerKind.PLACE and named and (len(named) < len(rows) or len(named) >= 2):
+        if (asked := _item_asked(named, question)) is not None:
+            return asked
+    joined = bool(rows) and " and " in rows[0].value  # "South and Southeast Asia": one place
+    if (
+        kind is AnswerKind.PLACE
+        and named
+        and not joined
+        and (len(named) < len(rows) or len(named) >= 2)
+    ):
         # "Stagira, Chalcidice, Northern Greece": the place itself, then what holds it
         return _PAREN.sub("", named[0].item).strip(" ;,")
     if kind is AnswerKind.PERSON and named and len(named) < len(rows):
@@ -188,9 +217,18 @@ def short_value(rows: Sequence[FactRow], kind: AnswerKind, question: str = "") -
         people = list(dict.fromkeys(_PAREN.sub("", r.item).strip(" ;,") for r in named))
         return ", ".join(people[:_MAX_VALUE_ITEMS])
     if kind is AnswerKind.DATE:
-        dated = [r.item for r in rows if r.kind in ("date", "year")]
+        # a date item, else the dates written inside the first item that writes any: a
+        # range ("April 19, 1775 – September 3, 1783"), a result's year ("W (1992)"), a
+        # rank's day ("No. 1 (April 10, 1995)")
+        dated = (
+            [r.item for r in rows if r.kind in ("date", "year")]
+            or next((written for r in rows if (written := [d.text for d in dates(r.item)])), [])
+            # the value's own text, where the box wrote a date before its links
+            # ("384 BC [[Stagira]], [[Chalkidiki]]": the items are the places)
+            or [d.text for d in dates(rows[0].value)]
+        )
         if dated:
-            return dated[0]
+            return dated[-1] if _ASKS_END.search(question) else dated[0]
     if kind is AnswerKind.NUMBER:
         counted = [r.item for r in rows if r.kind == "number"]
         if counted:

@@ -38,6 +38,7 @@ import numpy as np
 from kg_agent.language.question import Question, as_question
 from kg_agent.language.relations import KIND_KEY_WORDS, key_label, key_terms, relation_terms
 from kg_agent.language.shape import AnswerKind
+from kg_agent.language.spans import dates
 from kg_agent.language.tokens import content_tokens, content_words, fold
 from kg_agent.retrieval.base import (
     Evidence,
@@ -101,6 +102,15 @@ _VERBS = frozenset(
 _EMBED_MATCH = 0.55  # a relation phrase and a key name this similar: a partial match
 _MAX_CACHED_LABELS = 50_000  # key names and "topic key" texts whose vectors are kept
 _MAX_HOPS_FROM = 12  # link items followed from an entity's best-matching facts
+
+#: The noun of what a question of a kind asks: "where was she born" asks a birth
+#: *place*, which its relation phrase ("born") does not say and a key name does.
+_KIND_NOUN: dict[AnswerKind, str] = {
+    AnswerKind.PLACE: "place",
+    AnswerKind.PERSON: "person",
+    AnswerKind.DATE: "date",
+    AnswerKind.NUMBER: "number",
+}
 
 #: What the question asks (its answer kind) → item kinds and target article kinds that
 #: fit it: (literal kinds, article kinds).
@@ -231,9 +241,21 @@ class FactRetriever(Retriever):
         found = relation_terms([w for w in words if w and w not in named])
         return found if self.synonyms else [(w, (w,)) for w, _ in found]
 
-    def _similar(self, phrase: str, labels: Sequence[str]) -> dict[str, float]:
-        """Cosine of ``phrase`` to each key name (cached per name)."""
-        if self.embed is None or not phrase or not labels:
+    def _phrase_vectors(self, phrases: Sequence[str]) -> list[np.ndarray | None]:
+        """The vector of each phrase (None for an empty one, or without the embedder), in
+        one call: a call costs the embedder more than a phrase does."""
+        if self.embed is None:
+            return [None] * len(phrases)
+        todo = [p for p in dict.fromkeys(phrases) if p]
+        got = {
+            p: np.asarray(v, dtype=np.float32)
+            for p, v in zip(todo, self.embed(todo) if todo else [], strict=True)
+        }
+        return [got.get(p) for p in phrases]
+
+    def _similar(self, vector: np.ndarray | None, labels: Sequence[str]) -> dict[str, float]:
+        """Cosine of a phrase's ``vector`` to each key name (cached per name)."""
+        if self.embed is None or vector is None or not labels:
             return {}
         todo = [lb for lb in dict.fromkeys(labels) if lb not in self.row_labels]
         if todo:
@@ -241,8 +263,7 @@ class FactRetriever(Retriever):
                 self.row_labels[lb] = np.asarray(vec, dtype=np.float32)
             if len(self.row_labels) > _MAX_CACHED_LABELS:
                 self.row_labels = {lb: self.row_labels[lb] for lb in labels}
-        q = np.asarray(self.embed([phrase])[0], dtype=np.float32)
-        return {lb: float(self.row_labels[lb] @ q) for lb in labels}
+        return {lb: float(self.row_labels[lb] @ vector) for lb in labels}
 
     def _explained(
         self,
@@ -289,7 +310,12 @@ class FactRetriever(Retriever):
         # a key named for the kind holds it, when its items are of that kind at all
         # ("population census year" is named for a number and holds a year)
         named = bool(said & key_terms(rows[0].key, rows[0].raw_key))
-        if named and (literals == frozenset(["text"]) or any(r.kind in literals for r in rows)):
+        if named and (
+            literals == frozenset(["text"])
+            or any(r.kind in literals for r in rows)
+            # a date the value writes beside its links ("384 BC [[Stagira]]")
+            or (kind is AnswerKind.DATE and dates(rows[0].value))
+        ):
             return 1.0
         best = 0.0
         for r in rows:
@@ -356,9 +382,15 @@ class FactRetriever(Retriever):
         def label(r: FactRow) -> str:
             return label_of.get((r.article, r.sub_box, r.key)) or key_label(r.raw_key)
 
-        similar = self._similar(
-            phrase, [label(rows[0]) for rows, _ in out] + [label(v[0]) for _, v in out if v]
+        if not out:
+            return []
+        labels = [label(rows[0]) for rows, _ in out] + [label(v[0]) for _, v in out if v]
+        noun = _KIND_NOUN.get(q.kind)
+        of_phrase, of_kind, of_question = self._phrase_vectors(
+            [phrase, f"{phrase} {noun}" if noun and phrase else phrase, q.text]
         )
+        similar = self._similar(of_phrase, labels)
+        asked_kind = self._similar(of_kind, labels)
         # the kinds of what the facts link to, which only a question of a kind reads (_fit)
         kinds = (
             self.store.article_kinds(
@@ -404,7 +436,7 @@ class FactRetriever(Retriever):
             feats["unasked_words"] = float(min(3, _unasked_words(rel, label(first))))
             feats["key_asked"] = 1.0 if any(first.key in means for _, means in rel) else 0.0
             feats["items"] = math.log1p(len(answer_rows))
-            feats["key_similarity"] = similar.get(label(first), 0.0)
+            feats["key_similarity"] = asked_kind.get(label(first), 0.0)
             feats["echo"] = answer_echo(value, asked)
             kept.append((answer_rows, via, coverage, fit))
             rows_x.append([feats[f] for f in FEATURES])
@@ -414,7 +446,7 @@ class FactRetriever(Retriever):
         x = np.asarray(rows_x, dtype=np.float64)
         self._add_agreement(x, [rows for rows, _, _, _ in kept])
         self._add_topic_similarity(
-            x, q, [f"{rows[0].article} {label(rows[0])}" for rows, _, _, _ in kept]
+            x, of_question, [f"{rows[0].article} {label(rows[0])}" for rows, _, _, _ in kept]
         )
         x = np.round(x, 4)  # features as the training script saw them, on any machine
         weights = self.ranker.weights(self.embed is not None)
@@ -450,12 +482,14 @@ class FactRetriever(Retriever):
         for i, v in enumerate(values):
             x[i, col] = float(min(3, counts[v] - 1)) if v else 0.0
 
-    def _add_topic_similarity(self, x: np.ndarray, q: Question, texts: list[str]) -> None:
+    def _add_topic_similarity(
+        self, x: np.ndarray, question: np.ndarray | None, texts: list[str]
+    ) -> None:
         """Cosine of the question to "topic + key name" (``texts``) of each candidate, and
         its rank: the match that named the right fact first most often on unseen articles."""
-        if self.embed is None:
+        if question is None:
             return
-        sims = self._similar(q.text, texts)
+        sims = self._similar(question, texts)
         col = FEATURES.index("topic_key_similarity")
         rank_col = FEATURES.index("similarity_rank")
         values = [sims.get(t, 0.0) for t in texts]

@@ -5,12 +5,14 @@ and its choice reaches the result as the answer candidate with a calibrated conf
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from kg_agent.agent import KnowledgeGraphAgent
 from kg_agent.answering.span_ranker import FEATURES, SpanCandidate
+from kg_agent.evaluation.calibration import NEVER
 
 QUESTION = "Who designed the Analytical Engine?"
 
@@ -48,20 +50,33 @@ def test_an_infobox_fact_not_in_bold_is_weighed_beside_the_text(
 ) -> None:
     pytest.importorskip("spacy", reason="spaCy is set-up's 'nlp' extra (scripts/setup.sh)")
     ranker = sample_agent.components.spans
+    facts_retriever = sample_agent.components.facts
+    committed = facts_retriever.ranker
     seen: list[Sequence[SpanCandidate]] = []
     ranker.observer = lambda q, found: seen.append(found)
+    # the box's "alma mater" is found; with a bold threshold no fact reaches (whichever
+    # facts the committed calibration is sure of), it is one candidate among the text's
+    facts_retriever.ranker = replace(committed, show_at=NEVER)
     try:
         result = sample_agent.query("Where did Charles Babbage study?")
     finally:
         ranker.observer = None
-    # the box's "alma mater" is found, but not surely enough for bold: one candidate among
-    # the text's, with the fact ranker's confidence as a feature
+        facts_retriever.ranker = committed
     assert seen, "the reading never reached the span ranker"
     facts = [c for c in seen[0] if c.fact]
     assert len(facts) == 1 and "Cambridge" in facts[0].text
+    # with the fact ranker's confidence as a feature
     confidence = facts[0].x[FEATURES.index("fact_confidence")]
     assert 0.0 < confidence < 1.0 and facts[0].x[FEATURES.index("fact_answer")] == 1.0
     assert len(seen[0]) > 3  # beside the text's spans
     stage = next(t for t in result.trace if t.get("stage") == "synthesis")
     assert stage["found_by"] in ("ranked", "fact")  # whichever the model chose
     assert "Cambridge" in (result.answer_candidate or "") and "Cambridge" in result.answer
+    # with the committed threshold: a fact in bold answers alone, one below it is weighed
+    seen.clear()
+    ranker.observer = lambda q, found: seen.append(found)
+    try:
+        committed_result = sample_agent.query("Where did Charles Babbage study?")
+    finally:
+        ranker.observer = None
+    assert bool(seen) == (committed_result.short_answer is None)

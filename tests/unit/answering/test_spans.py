@@ -9,6 +9,11 @@ def test_dates_in_their_usual_forms() -> None:
     text = "Born 14 March 1879 in Ulm, he moved on March 14, 1880, then in June 1895 and in 1900."
     assert [d.text for d in dates(text)] == ["14 March 1879", "March 14, 1880", "June 1895", "1900"]
     assert [d.text for d in dates("It flourished in the 16th century.")] == ["16th century"]
+    # a year of an era, of any length: ancient history writes its years so
+    text = "Aristotle died in 322 BC (aged 62); Pompeii was buried in AD 79, Rome founded 753 BCE."
+    assert [d.text for d in dates(text)] == ["322 BC", "AD 79", "753 BCE"]
+    assert [d.text for d in dates("He lived in the 5th century BC.")] == ["5th century BC"]
+    assert numbers(text) == [n for n in numbers(text) if n.text == "62"]
 
 
 def test_numbers_leave_dates_alone() -> None:
@@ -41,6 +46,10 @@ def test_year_of_orders_dates() -> None:
     assert year_of("June 1895") == (1895, 6, 0)
     assert year_of("16th century") == (1500, 0, 0)
     assert year_of("March 14, 1880") < year_of("14 March 1881")  # type: ignore[operator]
+    # before the common era, a year counts down
+    assert year_of("384 BC") == (-384, 0, 0) and year_of("AD 79") == (79, 0, 0)
+    assert year_of("384 BC") < year_of("322 BC") < year_of("AD 79")  # type: ignore[operator]
+    assert year_of("5th century BC") < year_of("4th century BC")  # type: ignore[operator]
 
 
 def test_a_lifespan_takes_a_year_alone_of_three_or_four_digits() -> None:

@@ -13,6 +13,7 @@ from kg_agent.language.shape import AnswerKind
 from kg_agent.retrieval.base import Evidence, RetrievalResult, Retriever
 from kg_agent.retrieval.fact_rows import group_facts, row_labels
 from kg_agent.retrieval.facts import FactRetriever, WithFacts, short_value
+from kg_agent.store import FactRow
 from tests.support.memory_graph import MemoryArticle, MemoryGraph
 
 ALABAMA = """{{Infobox U.S. state
@@ -163,6 +164,8 @@ def answer(graph: MemoryGraph, linker: QuestionEntityLinker, text: str) -> str |
         ("when was animal farm published", "17 August 1945"),
         # for where: the place itself, not the whole value with its date
         ("Where was Aristotle born?", "Stagira"),
+        # and for when, the year the box wrote before the links
+        ("When was Aristotle born?", "384 BC"),
         # a box's numbered rows: the row's title names its other keys
         ("albania prime minister", "Edi Rama"),
         ("who is the president of albania", "Bujar Nishani"),
@@ -281,6 +284,74 @@ def test_short_value_keeps_a_date_for_when_and_a_number_for_how_many(
     assert short_value(rows, AnswerKind.DATE) == "December 14, 1819"
     rows = [r for r in graph.facts_of(["Algeria"]) if r.key == "areakm2"]
     assert short_value(rows, AnswerKind.NUMBER).replace(",", "").startswith("2381741")
+
+
+def _items(
+    key: str, value: str, *items: tuple[str, str], article: str = "Subject"
+) -> list[FactRow]:
+    return [
+        FactRow(f"1.{i}", article, "box", "", key, key, value, i, item, kind, "", None, "", "", "")
+        for i, (item, kind) in enumerate(items)
+    ]
+
+
+def test_a_date_written_inside_a_value_answers_when_and_end_takes_the_last() -> None:
+    war = _items(
+        "date",
+        "April 19, 1775 – September 3, 1783; Ratification effective: May 12, 1784",
+        ("April 19, 1775 – September 3, 1783", "text"),
+        ("Ratification effective: May 12, 1784", "text"),
+    )
+    assert short_value(war, AnswerKind.DATE, "when did the war begin") == "April 19, 1775"
+    # the end of the range the first item writes, not the ratification after it
+    assert short_value(war, AnswerKind.DATE, "When did the war end?") == "September 3, 1783"
+    won = _items("wimbledonresult", "W (1992)", ("W (1992)", "text"))
+    assert short_value(won, AnswerKind.DATE, "what year did agassi win wimbledon") == "1992"
+    # a question that asks no date still reads the value
+    assert short_value(won, AnswerKind.ENTITY, "how did he do at wimbledon") == "W"
+    # an ancient year, and a date the box wrote before its links: the links are places
+    died = _items("deathdate", "322 BC (aged 62); Euboea", ("322 BC (aged 62)", "number"))
+    assert short_value(died, AnswerKind.DATE, "what year did aristotle die") == "322 BC"
+    born = _items(
+        "birthdate",
+        "384 BC Stagira; Chalcidice (Chalkidiki)",
+        ("Stagira", "link"),
+        ("Chalkidiki", "link"),
+    )
+    assert short_value(born, AnswerKind.DATE, "when was aristotle born") == "384 BC"
+    assert short_value(born, AnswerKind.PLACE, "where was aristotle born") == "Stagira"
+
+
+def test_of_a_list_the_one_item_that_writes_the_question_s_word_is_the_answer() -> None:
+    known = _items(
+        "knownfor",
+        "Baum–Connes conjecture; Noncommutative geometry; Operator algebras",
+        ("Baum–Connes conjecture", "link"),
+        ("Noncommutative geometry", "link"),
+        ("Operator algebra", "link"),
+        article="Alain Connes",  # the subject's own words ("Connes") are not the question's
+    )
+    asked = "What branch of geometry is Alain Connes known for?"
+    assert short_value(known, AnswerKind.ENTITY, asked) == "Noncommutative geometry"
+    # none, or more than one, written: the list as before
+    assert short_value(known, AnswerKind.ENTITY, "what is he known for").startswith("Baum")
+    studied = _items(
+        "almamater",
+        "University of Göttingen; University of Jena",
+        ("University of Göttingen", "link"),
+        ("University of Jena", "link"),
+    )
+    assert "Göttingen" in short_value(studied, AnswerKind.ENTITY, "which university")
+    assert "Jena" in short_value(studied, AnswerKind.ENTITY, "which university")
+
+
+def test_places_joined_by_and_are_one_answer_to_where() -> None:
+    region = _items(
+        "region", "South and Southeast Asia", ("South", "link"), ("Southeast Asia", "link")
+    )
+    assert short_value(region, AnswerKind.PLACE, "where is it spoken") == "South and Southeast Asia"
+    born = _items("birthplace", "Stagira, Chalcidice", ("Stagira", "link"), ("Chalcidice", "link"))
+    assert short_value(born, AnswerKind.PLACE, "where was he born") == "Stagira"
 
 
 class _Fixed(Retriever):
