@@ -29,7 +29,7 @@ _DATE = re.compile(
     rf"|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?,? \d{{3,4}}{_ERA}"  # March 14, 1999
     rf"|(?:{_MONTHS}) \d{{3,4}}{_ERA}"  # March 1999
     rf"|\d{{1,2}}(?:st|nd|rd|th) century{_ERA}"  # 16th century, 5th century BC
-    r"|\d{1,4} (?:BC|BCE|AD|CE)\b|(?:AD|CE) \d{1,4}(?!\d|,\d)"  # 322 BC, AD 79: any year of an era
+    r"|\d{1,4} (?:BC|BCE|AD|CE)\b|(?:AD|CE) \d{1,4}(?!\d|[.,]\d)"  # 322 BC, AD 79: a year of an era
     r"|(?:1[0-9]|20)\d{2}s?(?![\d,])"  # 1999, 1990s
     r")"
 )

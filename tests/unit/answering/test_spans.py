@@ -13,6 +13,7 @@ def test_dates_in_their_usual_forms() -> None:
     text = "Aristotle died in 322 BC (aged 62); Pompeii was buried in AD 79, Rome founded 753 BCE."
     assert [d.text for d in dates(text)] == ["322 BC", "AD 79", "753 BCE"]
     assert [d.text for d in dates("He lived in the 5th century BC.")] == ["5th century BC"]
+    assert dates("Windows CE 5.0 shipped.") == []  # a version, not a year
     assert numbers(text) == [n for n in numbers(text) if n.text == "62"]
 
 
