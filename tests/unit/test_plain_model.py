@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -89,13 +90,87 @@ def test_vectors_equal_sentence_transformers_bit_for_bit(precision: str) -> None
 
 
 def test_embedding_does_not_import_sentence_transformers() -> None:
-    """What the plain path is for: a process that embeds never imports it."""
+    """What the plain path is for: a process that embeds never imports it, nor, for a
+    BERT, transformers (kg_agent/_bert.py)."""
     code = (
         "import sys; from kg_agent.embedding import Embedder; "
         "v = Embedder().embed_query('Who directed Alien?'); "
-        "print(len(v), 'sentence_transformers' in sys.modules)"
+        "print(len(v), 'sentence_transformers' in sys.modules, 'transformers' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
     ).stdout.split()
-    assert out == ["384", "False"]
+    assert out == ["384", "False", "False"]
+
+
+def test_the_own_bert_gives_transformers_hidden_states_and_ids_bit_for_bit() -> None:
+    """The encoder and tokenizer without transformers against transformers' own, on real
+    sections and odd inputs, batches padded or not, in float32, under bf16 autocast and
+    quantised to int8 (what ``Embedder(quantize=True)`` does)."""
+    import copy
+
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from kg_agent._bert import BertEncoder
+    from kg_agent._plain_model import PlainSentenceModel
+
+    root = _model_dir()
+    ours = PlainSentenceModel(root, PlainLayout(max_seq_length=256, normalize=True))
+    assert isinstance(ours.auto_model, BertEncoder)
+    theirs = AutoModel.from_pretrained(str(root), local_files_only=True).eval()
+    pieces = AutoTokenizer.from_pretrained(str(root), local_files_only=True, model_max_length=256)
+    texts = [*_sample_texts()[:60:3], "北京是中国的首都", "Ñandú, café; «J'accuse»", "x" * 3000]
+    batches = [texts[:1], texts[1:2], texts[2:9], texts[9:]]
+    int8 = torch.ao.quantization.quantize_dynamic  # type: ignore[attr-defined]
+    with warnings.catch_warnings():  # deprecated in torch, as the embedder knows
+        warnings.simplefilter("ignore")
+        quantised = (
+            int8(copy.deepcopy(ours.auto_model), {torch.nn.Linear}, dtype=torch.qint8),
+            int8(copy.deepcopy(theirs), {torch.nn.Linear}, dtype=torch.qint8),
+        )
+    with torch.inference_mode():
+        for batch in batches:
+            asked = {"padding": True, "truncation": "longest_first", "return_tensors": "pt"}
+            want, got = pieces(batch, **asked), ours.tokenizer(batch, **asked)
+            assert {k: v.tolist() for k, v in got.items()} == {
+                k: v.tolist() for k, v in want.items()
+            }
+            args = (got["input_ids"], got["attention_mask"], got["token_type_ids"])
+            assert torch.equal(ours.auto_model(*args), theirs(**want).last_hidden_state)
+            assert torch.equal(quantised[0](*args), quantised[1](**want).last_hidden_state)
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                assert torch.equal(ours.auto_model(*args), theirs(**want).last_hidden_state)
+    lengths = ours.tokenizer(texts, truncation=True, max_length=128, return_attention_mask=False)
+    assert [len(ids) for ids in lengths["input_ids"]] == [
+        len(ids) for ids in pieces(texts, truncation=True, max_length=128)["input_ids"]
+    ]
+
+
+@pytest.mark.parametrize("edit", ["relative positions", "another activation", "an extra weight"])
+def test_a_bert_the_own_encoder_does_not_run_is_left_to_transformers(
+    edit: str, tmp_path: Path
+) -> None:
+    from safetensors.torch import load_file, save_file
+
+    from kg_agent._bert import BertEncoder, bert_config
+    from kg_agent._plain_model import PlainSentenceModel
+
+    root = tmp_path / "model"
+    shutil.copytree(_model_dir(), root)
+    config = json.loads((root / "config.json").read_text())
+    if edit == "relative positions":
+        config["position_embedding_type"] = "relative_key"
+    elif edit == "another activation":
+        config["hidden_act"] = "gelu_new"
+    else:  # a head the plain encoder has no place for: refused, not dropped
+        weights = load_file(str(root / "model.safetensors"))
+        extra = weights["pooler.dense.weight"].clone()
+        weights["encoder.layer.0.attention.self.extra.weight"] = extra
+        save_file(weights, str(root / "model.safetensors"))
+    (root / "config.json").write_text(json.dumps(config))
+    if edit != "an extra weight":
+        assert bert_config(root) is None
+    model = PlainSentenceModel(root, PlainLayout(max_seq_length=256, normalize=True))
+    assert not isinstance(model.auto_model, BertEncoder)
+    assert model.encode(["Who directed Alien?"]).shape == (1, 384)
