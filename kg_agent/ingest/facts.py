@@ -22,7 +22,9 @@ __all__ = [
     "Link",
     "LiteralValue",
     "dates_in",
+    "era_years_in",
     "iso_date",
+    "iso_year",
     "literal",
     "normalize_key",
     "number_of",
@@ -47,8 +49,9 @@ class LiteralValue:
     """A typed literal item.
 
     ``kind`` is ``date`` (``value``: ISO ``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY``),
-    ``year`` (int), ``number`` (float, ``unit`` when one is written) or ``text``
-    (``value`` equals ``text``). ``text`` is the item as shown.
+    ``year`` (int; negative before the common era: "322 BC" is -322), ``number``
+    (float, ``unit`` when one is written) or ``text`` (``value`` equals ``text``).
+    ``text`` is the item as shown.
     """
 
     kind: str
@@ -112,7 +115,13 @@ _DATE_FORMS = (
     ),
     re.compile(r"(?P<mn>[A-Za-z]{3,9})\.?,?\s+(?P<y>\d{3,4})" + _DATE_REST),
 )
-_YEAR = re.compile(r"(\d{1,4})(?:\s*(?:AD|CE))?(?:\s*\([^()]*\))?")
+_YEAR = re.compile(
+    r"(?:(?P<before>AD)\s*)?(?P<y>\d{1,4})(?:\s*(?P<era>AD|CE|BCE|BC))?(?:\s*\([^()]*\))?"
+)
+_BEFORE = frozenset(["BC", "BCE"])
+_ERA_YEAR_IN_TEXT = re.compile(
+    r"(?<![\w.,])(?:AD\s*(?P<ad>\d{1,4})|(?P<y>\d{1,4})\s*(?P<era>BCE|BC|AD|CE))(?!\w)"
+)
 _DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(
     r"(?P<cur>US\$|A\$|C\$|NZ\$|HK\$|\$|€|£|¥|₹)?\s*(?P<sign>[-−–+])?"
@@ -176,6 +185,20 @@ def dates_in(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def era_years_in(text: str) -> list[tuple[str, int]]:
+    """The years of an era written in running text ("384 BC", "AD 79"), as (text, year),
+    negative before the common era: what a box writes before its links
+    (``birth_date = 384 BC [[Stagira]], …``)."""
+    if "BC" not in text and "AD" not in text and "CE" not in text:
+        return []
+    out = []
+    for m in _ERA_YEAR_IN_TEXT.finditer(text):
+        year = int(m.group("ad") or m.group("y"))
+        if year > 0:
+            out.append((m.group(0), -year if m.group("era") in _BEFORE else year))
+    return out
+
+
 def parse_date(text: str) -> str | None:
     """ISO form of a written date ("July 16, 1969", "16 July 1969, 13:32 UTC", "1969-07-16")."""
     t = text.strip()
@@ -195,6 +218,12 @@ def parse_date(text: str) -> str | None:
         if iso is not None:
             return iso
     return None
+
+
+def iso_year(year: int) -> str:
+    """A year as the ``date`` column writes it: ``1969``; a year before the common era
+    negative, as XSD's ``gYear`` and Wikidata write it (322 BC: ``-0322``)."""
+    return f"{year:04d}" if year >= 0 else f"-{-year:04d}"
 
 
 def shown_date(iso: str) -> str:
@@ -233,11 +262,14 @@ def literal(text: str, key: str) -> LiteralValue:
         return LiteralValue("date", text, iso)
     y = _YEAR.fullmatch(text)
     if y is not None:
-        year = int(y.group(1))
+        year = int(y.group("y"))
+        if year > 0 and (y.group("before") or y.group("era")):  # an era names a year
+            # before the common era counted down: "322 BC (aged 62)" is -322, not 322 "BC"
+            return LiteralValue("year", text, -year if y.group("era") in _BEFORE else year)
         if _TEMPORAL_KEY.search(key) and year > 0:
             return LiteralValue("year", text, year)
         if (
-            len(y.group(1)) == 4
+            len(y.group("y")) == 4
             and 1000 <= year <= 2100
             and not _QUANTITY_KEY.search(key)
             and not _IDENTIFIER_KEY.search(key)

@@ -47,6 +47,7 @@ from kg_agent.ingest.facts import (
     Link,
     LiteralValue,
     dates_in,
+    era_years_in,
     iso_date,
     literal,
     normalize_key,
@@ -634,11 +635,17 @@ class InfoboxExtractor:
             text = _squash(shown)
             if found:
                 # a date written beside the links ("17 August 1945 (Secker and Warburg,
-                # London)") is an item too: what a question of when asks
+                # London)") is an item too: what a question of when asks,
                 linked = " ".join(i.label if isinstance(i, Link) else i.text for i in found)
                 items.extend(
                     LiteralValue("date", written, iso)
                     for written, iso in dates_in(text)
+                    if written not in linked
+                )
+                # and a year of an era ("384 BC [[Stagira]], …": when Aristotle was born)
+                items.extend(
+                    LiteralValue("year", written, year)
+                    for written, year in era_years_in(text)
                     if written not in linked
                 )
                 items.extend(found)

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, chunk_text
-from kg_agent.ingest.facts import Fact, Link
+from kg_agent.ingest.facts import Fact, Link, iso_year
 from kg_agent.ingest.known import PageFilter
 from kg_agent.ingest.records import ParsedPage
 
@@ -334,7 +334,7 @@ def add_fact_columns(
                     date = str(item.value)
                 elif kind == "year":
                     number = float(item.value)
-                    date = f"{int(item.value):04d}"
+                    date = iso_year(int(item.value))
             numbers(number)
             dates(date)
             n += 1

@@ -221,7 +221,12 @@ def short_value(rows: Sequence[FactRow], kind: AnswerKind, question: str = "") -
         # range ("April 19, 1775 – September 3, 1783"), a result's year ("W (1992)"), a
         # rank's day ("No. 1 (April 10, 1995)")
         dated = (
-            [r.item for r in rows if r.kind in ("date", "year")]
+            # a year's note dropped ("322 BC (aged 62)": 322 BC)
+            [
+                _PAREN.sub("", r.item).strip() if r.kind == "year" else r.item
+                for r in rows
+                if r.kind in ("date", "year")
+            ]
             or next((written for r in rows if (written := [d.text for d in dates(r.item)])), [])
             # the value's own text, where the box wrote a date before its links
             # ("384 BC [[Stagira]], [[Chalkidiki]]": the items are the places)

@@ -281,6 +281,35 @@ def test_bare_years_and_what_is_not_a_date() -> None:
     }
 
 
+def test_a_year_of_an_era_is_a_year_counted_down_before_the_common_era() -> None:
+    """Aristotle's ``death_date = 322 BC (aged 62)`` was the number 322 with the unit
+    "BC"; a year before the common era is negative (as XSD's gYear and Wikidata write
+    it), whatever the key, and "AD" marks a year too."""
+    from kg_agent.ingest.shards import fact_rows
+
+    found = facts_of(
+        "| death_date = 322 BC (aged 62)\n| founded = 753 BCE\n| eruption = AD 79\n"
+        "| reign = 27 BC – AD 14\n| pop = 322\n| os = CE 6"
+    )
+    kinds = {k: (f.items[0].kind, f.items[0].value) for k, f in found.items()}  # type: ignore[union-attr]
+    assert kinds == {
+        "deathdate": ("year", -322),
+        "founded": ("year", -753),
+        "eruption": ("year", 79),
+        "reign": ("text", "27 BC – AD 14"),
+        "pop": ("number", 322.0),
+        "os": ("text", "CE 6"),
+    }
+    row = fact_rows("Aristotle", [found["deathdate"]], 0)[0]
+    assert (row["kind"], row["number"], row["date"], row["unit"]) == ("year", -322.0, "-0322", "")
+    # written before the box's links, as a full date beside them is: an item of its own
+    born = one("| birth_date = 384 BC<br>[[Stagira]], [[Chalkidiki]], [[Greece]]")
+    assert born.items[:2] == (LiteralValue("year", "384 BC", -384), Link("Stagira", "Stagira"))
+    assert [i.target for i in born.items[1:]] == ["Stagira", "Chalkidiki", "Greece"]  # type: ignore[union-attr]
+    (only,) = one("| launched = [[AD 79]]").items  # a year the links write is not read twice
+    assert isinstance(only, Link)
+
+
 def test_marriage_gives_the_spouse_with_the_years() -> None:
     assert one("| spouse = {{marriage|Frank O'Connor|1929|1979|end=w.}}").items == (
         LiteralValue("text", "Frank O'Connor", "Frank O'Connor", note="m. 1929–1979, w."),

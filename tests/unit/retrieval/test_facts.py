@@ -3,6 +3,8 @@ reads them (real infobox wikitext, the load's parser and kinds)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from kg_agent.answering.reader import SHOW_THRESHOLD, read_evidence
@@ -309,15 +311,23 @@ def test_a_date_written_inside_a_value_answers_when_and_end_takes_the_last() -> 
     assert short_value(won, AnswerKind.DATE, "what year did agassi win wimbledon") == "1992"
     # a question that asks no date still reads the value
     assert short_value(won, AnswerKind.ENTITY, "how did he do at wimbledon") == "W"
-    # an ancient year, and a date the box wrote before its links: the links are places
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["loaded before 2026-12-01", "typed years"])
+def test_an_ancient_year_answers_when_and_the_places_after_it_where(typed: bool) -> None:
+    """Aristotle's box: before, ``322 BC (aged 62)`` was a number and the year before the
+    links was no item (the value's text holds it); a graph loaded since types both years."""
     died = _items("deathdate", "322 BC (aged 62); Euboea", ("322 BC (aged 62)", "number"))
-    assert short_value(died, AnswerKind.DATE, "what year did aristotle die") == "322 BC"
     born = _items(
         "birthdate",
         "384 BC Stagira; Chalcidice (Chalkidiki)",
+        *([("384 BC", "year")] if typed else []),
         ("Stagira", "link"),
         ("Chalkidiki", "link"),
     )
+    if typed:
+        died = [dataclasses.replace(r, kind="year") for r in died]
+    assert short_value(died, AnswerKind.DATE, "what year did aristotle die") == "322 BC"
     assert short_value(born, AnswerKind.DATE, "when was aristotle born") == "384 BC"
     assert short_value(born, AnswerKind.PLACE, "where was aristotle born") == "Stagira"
 
