@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from kg_agent._bert import BertEncoder, bert_config
+
 __all__ = ["PlainLayout", "PlainSentenceModel", "plain_layout"]
 
 
@@ -89,8 +91,6 @@ class PlainSentenceModel(torch.nn.Module):
 
     def __init__(self, root: str | Path, layout: PlainLayout, device: str = "cpu") -> None:
         super().__init__()
-        from kg_agent._bert import BertEncoder, bert_config
-
         config = bert_config(root)
         tokenizer = _word_pieces(root, layout) if config is not None else None
         encoder: torch.nn.Module | None = None
@@ -166,8 +166,6 @@ class PlainSentenceModel(torch.nn.Module):
         return torch.stack(back) if back else torch.zeros(0)
 
     def _hidden(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
-        from kg_agent._bert import BertEncoder
-
         hidden: torch.Tensor
         if isinstance(self.auto_model, BertEncoder):
             ids, mask = features["input_ids"], features["attention_mask"]
