@@ -111,25 +111,33 @@ def fit_conditional_logit(
     can otherwise trade weights of the wrong sign that fit the sample and not the next
     article."""
     from scipy.optimize import minimize
-    from scipy.special import logsumexp
+    from threadpoolctl import threadpool_limits
 
     x = np.vstack([g[0] for g in groups])
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
     taught = [((gx - mean) / scale, gy > 0) for gx, gy in groups if gy.any()]
+    # every taught group's rows stacked, so one evaluation is a few array operations
+    # (a loop over groups spent its time in Python: the span fit took 21 s, not ~2)
+    xs = np.vstack([t[0] for t in taught]) if taught else np.zeros((0, x.shape[1]))
+    right = np.concatenate([t[1] for t in taught]) if taught else np.zeros(0, bool)
+    sizes = [len(t[1]) for t in taught]
+    starts = np.cumsum([0, *sizes[:-1]]).astype(np.intp)
+    group = np.repeat(np.arange(len(taught)), sizes)
+
+    def group_logsumexp(z: np.ndarray) -> np.ndarray:
+        top = np.maximum.reduceat(z, starts)
+        return np.log(np.add.reduceat(np.exp(z - top[group]), starts)) + top
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
-        total, grad = 0.5 * lam * float(w @ w), lam * w
-        for xs, right in taught:
-            z = xs @ w
-            all_z, right_z = logsumexp(z), logsumexp(z[right])
-            total -= right_z - all_z
-            p = np.exp(z - all_z)
-            q = np.zeros_like(z)
-            q[right] = np.exp(z[right] - right_z)
-            grad = grad - (q - p) @ xs
-        return total, grad
+        z = xs @ w
+        all_z = group_logsumexp(z)
+        right_z = group_logsumexp(np.where(right, z, -np.inf))
+        p = np.exp(z - all_z[group])
+        q = np.where(right, np.exp(z - right_z[group]), 0.0)
+        total = 0.5 * lam * float(w @ w) - float(np.sum(right_z - all_z))
+        return total, lam * w - (q - p) @ xs
 
     coef = np.zeros(x.shape[1])
     if taught:
@@ -139,5 +147,8 @@ def fit_conditional_logit(
                 raise ValueError(f"{len(signs)} signs for {x.shape[1]} columns")
             side = {1: (0.0, None), -1: (None, 0.0), 0: (None, None)}
             bounds = [side[int(np.sign(s))] for s in signs]
-        coef = minimize(loss, coef, jac=True, method="L-BFGS-B", bounds=bounds).x
+        # one BLAS thread: OpenBLAS threads on these thin products spun more than they
+        # worked (the span fit took 8.7 s with two threads, 2.0 s with one; same weights)
+        with threadpool_limits(1, user_api="blas"):
+            coef = minimize(loss, coef, jac=True, method="L-BFGS-B", bounds=bounds).x
     return mean, scale, coef

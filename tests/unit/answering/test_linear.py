@@ -46,3 +46,36 @@ def test_the_fitted_order_picks_the_right_candidate() -> None:
 def test_one_sign_per_column() -> None:
     with pytest.raises(ValueError, match="2 columns"):
         fit_conditional_logit(_groups(), 1.0, [1])
+
+
+def test_the_fit_is_the_minimum_of_the_penalised_likelihood_of_each_question() -> None:
+    """Questions of one to nine candidates, some with two right ones and some with none:
+    the weights fitted over all rows at once are where the per-question objective, written
+    here question by question, is flat and lowest."""
+    rng = np.random.default_rng(7)
+    groups = []
+    for i in range(80):
+        n = 1 + i % 9
+        x = rng.normal(size=(n, 3))
+        y = (rng.random(n) < 0.3).astype(float)
+        x[y > 0, 0] += 1.5
+        groups.append((x, y))
+    lam = 2.0
+    mean, scale, coef = fit_conditional_logit(groups, lam)
+
+    def objective(w: np.ndarray) -> float:
+        total = 0.5 * lam * float(w @ w)
+        for x, y in groups:
+            if y.any():
+                z = ((x - mean) / scale) @ w
+                total -= np.log(np.exp(z[y > 0]).sum()) - np.log(np.exp(z).sum())
+        return total
+
+    assert coef[0] > 0.5  # the signal is found
+    eps = 1e-5
+    slope = [
+        (objective(coef + eps * e) - objective(coef - eps * e)) / (2 * eps) for e in np.eye(3)
+    ]
+    np.testing.assert_allclose(slope, 0.0, atol=1e-3)  # L-BFGS-B stops on the objective
+    for _ in range(5):
+        assert objective(coef + rng.normal(scale=0.05, size=3)) > objective(coef)
