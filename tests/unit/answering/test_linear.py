@@ -73,9 +73,7 @@ def test_the_fit_is_the_minimum_of_the_penalised_likelihood_of_each_question() -
 
     assert coef[0] > 0.5  # the signal is found
     eps = 1e-5
-    slope = [
-        (objective(coef + eps * e) - objective(coef - eps * e)) / (2 * eps) for e in np.eye(3)
-    ]
+    slope = [(objective(coef + eps * e) - objective(coef - eps * e)) / (2 * eps) for e in np.eye(3)]
     np.testing.assert_allclose(slope, 0.0, atol=1e-3)  # L-BFGS-B stops on the objective
     for _ in range(5):
         assert objective(coef + rng.normal(scale=0.05, size=3)) > objective(coef)
