@@ -332,6 +332,25 @@ def test_an_ancient_year_answers_when_and_the_places_after_it_where(typed: bool)
     assert short_value(born, AnswerKind.PLACE, "where was aristotle born") == "Stagira"
 
 
+def test_a_list_cut_short_says_so_and_one_that_fits_does_not() -> None:
+    """Three of Angola's six national languages in bold must not read as all of them."""
+    six = ["Kikongo", "Chokwe", "Umbundu", "Kimbundu", "Nganguela", "Kwanyama"]
+    langs = _items("nationallanguages", "; ".join(six), *[(n, "link") for n in six])
+    assert short_value(langs, AnswerKind.ENTITY, "what language is spoken in angola") == (
+        "Kikongo, Chokwe, Umbundu, …"
+    )
+    three = _items("officiallanguages", "Kikongo; Chokwe; Umbundu", *[(n, "link") for n in six[:3]])
+    assert short_value(three, AnswerKind.ENTITY) == "Kikongo; Chokwe; Umbundu"
+    # who, of a value that also writes a date: the people, cut short the same way
+    authors = _items(
+        "author",
+        "A; B; C; D (1 May 1990)",
+        *[(n, "link") for n in "ABCD"],
+        ("1 May 1990", "date"),
+    )
+    assert short_value(authors, AnswerKind.PERSON) == "A, B, C, …"
+
+
 def test_of_a_list_the_one_item_that_writes_the_question_s_word_is_the_answer() -> None:
     known = _items(
         "knownfor",
