@@ -226,7 +226,8 @@ class FactRetriever(Retriever):
         self.min_confidence = min_confidence
         self.ranker = ranker or default_ranker()
         #: called with (question, candidates, features) for every question that has
-        #: candidates: how the training script and ``answers --cv`` see them
+        #: candidates, in the order read: how the training script and ``answers --cv``
+        #: see them
         self.observer: Callable[[Question, list[FactCandidate], np.ndarray], None] | None = None
         self.row_labels: dict[str, np.ndarray] = {}
 
@@ -457,19 +458,17 @@ class FactRetriever(Retriever):
         ]
         # candidates the model cannot tell apart: the latest first (the 2016 estimate
         # before the 2013 census; the year the box gives the fact), then the nearer
-        order = sorted(
+        tie_order = sorted(
             range(len(scored)),
-            key=lambda i: (
-                -round(scored[i].score, 6),
-                -dated[i],
-                scored[i].hop,
-                scored[i].subject,
-                scored[i].key,
-            ),
+            key=lambda i: (-dated[i], scored[i].hop, scored[i].subject, scored[i].key),
         )
+        order = sorted(tie_order, key=lambda i: -round(scored[i].score, 6))  # stable
         ranked = [scored[i] for i in order]
         if self.observer is not None:
-            self.observer(q, ranked, x[order])
+            # in the order of ties, which no model sets: samples in the ranked order
+            # changed with each refit, so the training script could not reproduce them;
+            # its first best (``argmax``) is still the one a tie gives the answer
+            self.observer(q, [scored[i] for i in tie_order], x[tie_order])
         return ranked
 
     @staticmethod
