@@ -226,8 +226,8 @@ class FactRetriever(Retriever):
         self.min_confidence = min_confidence
         self.ranker = ranker or default_ranker()
         #: called with (question, candidates, features) for every question that has
-        #: candidates, in the order read: how the training script and ``answers --cv``
-        #: see them
+        #: candidates, in the order that breaks ties (no model's): how the training
+        #: script and ``answers --cv`` see them
         self.observer: Callable[[Question, list[FactCandidate], np.ndarray], None] | None = None
         self.row_labels: dict[str, np.ndarray] = {}
 
