@@ -215,7 +215,7 @@ def short_value(rows: Sequence[FactRow], kind: AnswerKind, question: str = "") -
     if kind is AnswerKind.PERSON and named and len(named) < len(rows):
         # "published = 17 August 1945 (Secker and Warburg)": who, not when
         people = list(dict.fromkeys(_PAREN.sub("", r.item).strip(" ;,") for r in named))
-        return _listed(people)
+        return _more(", ".join(people[:_MAX_VALUE_ITEMS]), len(people))
     if kind is AnswerKind.DATE:
         # a date item, else the dates written inside the first item that writes any: a
         # range ("April 19, 1775 – September 3, 1783"), a result's year ("W (1992)"), a
@@ -241,14 +241,13 @@ def short_value(rows: Sequence[FactRow], kind: AnswerKind, question: str = "") -
     items = list(dict.fromkeys(r.item for r in rows if r.item))
     value = rows[0].value if rows else ""
     if len(items) > _MAX_VALUE_ITEMS or len(value.split()) > 12:
-        return _listed(items, _PAREN.sub("", ", ".join(items[:_MAX_VALUE_ITEMS])).strip(" ;,"))
+        shown = _PAREN.sub("", ", ".join(items[:_MAX_VALUE_ITEMS])).strip(" ;,")
+        return _more(shown, len(items))
     return _PAREN.sub("", value).strip(" ;,")
 
 
-def _listed(items: Sequence[str], shown: str | None = None) -> str:
-    """``shown`` (the first :data:`_MAX_VALUE_ITEMS` of ``items``, by default), and "…"
-    when there are more: three of Angola's six national languages in bold must not read
-    as all of them."""
-    if shown is None:
-        shown = ", ".join(items[:_MAX_VALUE_ITEMS])
-    return f"{shown}, …" if len(items) > _MAX_VALUE_ITEMS and shown else shown
+def _more(shown: str, items: int) -> str:
+    """``shown`` (the first :data:`_MAX_VALUE_ITEMS` of a fact's ``items``), and "…" when
+    it has more: three of Angola's six national languages in bold must not read as all of
+    them."""
+    return f"{shown}, …" if items > _MAX_VALUE_ITEMS and shown else shown
