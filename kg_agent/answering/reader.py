@@ -40,6 +40,7 @@ from kg_agent.language.shape import (
     AnswerKind,
     QuestionShape,
     analyse,
+    shares_stem,
     stem,
 )
 from kg_agent.language.spans import Span, lifespan, year_of
@@ -323,17 +324,6 @@ _ASKED_NOUN = re.compile(
 )
 
 
-def _shares_stem(word: str, noun: str) -> bool:
-    """ "Professor" names a "professorship", "College" a "college": one word begins
-    with the other, or both with the same six letters."""
-    a, b = word.lower(), noun.lower()
-    if len(a) < 3 or len(b) < 3:
-        return False
-    if a.startswith(b) or b.startswith(a):
-        return min(len(a), len(b)) >= min(len(b), 5) or a == b
-    return len(a) >= 6 and len(b) >= 6 and a[:6] == b[:6]
-
-
 def _named_as_asked(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sentence] | None:
     """A name that says it is the kind of thing asked ("Which professorship…?":
     "Lucasian Professor of Mathematics"; "What university…?": "University of Notre
@@ -346,7 +336,7 @@ def _named_as_asked(ctx: Context, order: Sequence[Sentence]) -> tuple[Span, Sent
         return None
     for s in order:
         for span in ctx.candidates(s):
-            typed = any(_shares_stem(w, noun) for w in re.findall(r"[\w'-]+", span.text))
+            typed = any(shares_stem(w, noun) for w in re.findall(r"[\w'-]+", span.text))
             if typed and not folded_words(span.text) <= ctx.q_folded:
                 return span, s
     return None

@@ -10,7 +10,8 @@ pick, and the answer of an infobox fact the fact ranker found but was not sure e
 to show in bold (with its confidence: a span that writes the same words is the same
 candidate, so the text and the box agree in one). Each is described by features
 (:data:`FEATURES`): the question's expected kind crossed with the candidate's label, the
-question's words near it and at its head in the parse, whether the question or the
+question's words near it and at its head in the parse, whether it names the kind of thing
+asked ("which railway": "Benguela Railway"), whether the question or the
 sentence's subject already holds it, how often the top sentences repeat it, how the
 reader found its pick, its sentence's own signals and the embedder's cosine of that
 sentence to the question. A conditional logit (a softmax
@@ -45,7 +46,7 @@ from kg_agent.answering.linear import LinearWeights
 from kg_agent.answering.sentence_ranker import FEATURES as SENTENCE_FEATURES
 from kg_agent.answering.sentence_ranker import sentence_features
 from kg_agent.language import parser
-from kg_agent.language.shape import AnswerKind, stem
+from kg_agent.language.shape import AUXILIARIES, AnswerKind, shares_stem, stem
 from kg_agent.language.tokens import STOP_WORDS, fold
 
 __all__ = [
@@ -105,7 +106,6 @@ _SENTENCE_AT = tuple(SENTENCE_FEATURES.index(f) for f in _SENTENCE)
 FEATURES: tuple[str, ...] = (
     *(f"sentence_{f}" for f in _SENTENCE),  # its sentence's signals (the sentence ranker's)
     "sentence_rank",  # 1 / (1 + its sentence's place in the hand order)
-    "sentence_hop",  # its sentence is in a chain's next hop
     "sentence_similarity",  # the embedder's cosine of its sentence and the question
     "most_similar",  # its sentence is the top one nearest the question (by that cosine)
     "hand_pick",  # the hand reader's short answer, and how it found it:
@@ -117,6 +117,7 @@ FEATURES: tuple[str, ...] = (
     "entity",  # a named entity of the pipeline
     "noun_phrase",  # a noun phrase of the pipeline
     "in_question",  # the share of its words the question writes
+    "names_asked",  # a word of it names what the question asks for ("which railway": "… Railway")
     "in_title",  # its words are all in its sentence's article title (the subject)
     "known_title",  # it is the title of an evidence article
     "near",  # 1 / (1 + distance in characters / 10) to the question's nearest word
@@ -319,6 +320,7 @@ def span_candidates(
     row_of = {(s.n, s.position): i for i, s in enumerate(ctx.sentences)}
     kind = _kind(ctx)
     q_words = folded_words(ctx.shape.question)
+    asked = asked_nouns(ctx.shape.question)
     known = {fold(base_title(t)) for t in ctx.text_of}
     out = []
     for f in found.values():
@@ -329,7 +331,6 @@ def span_candidates(
         words = _WORD.findall(f.text)
         folded = [fold(w) for w in words]
         x[_AT["sentence_rank"]] = 1.0 / (1 + f.rank)
-        x[_AT["sentence_hop"]] = float(f.sentence.title in ctx.hops)
         if similarity is not None and f.rank < len(similarity):
             x[_AT["sentence_similarity"]] = similarity[f.rank]
             x[_AT["most_similar"]] = float(similarity[f.rank] >= max(similarity) - 1e-6)
@@ -344,6 +345,11 @@ def span_candidates(
         x[_AT["noun_phrase"]] = float(f.chunk)
         x[_AT["in_question"]] = sum(w in q_words for w in folded) / max(1, len(folded))
         own = folded_words(base_title(f.sentence.title))
+        x[_AT["names_asked"]] = float(  # and names more than the question and its subject do
+            bool(asked)
+            and any(shares_stem(w, a) for w in folded for a in asked)
+            and not set(folded) <= q_words | own
+        )
         x[_AT["in_title"]] = float(bool(own) and set(folded) <= own)
         x[_AT["known_title"]] = float(fold(f.text) in known)
         near, near_words = _nearness(ctx, f)
@@ -368,6 +374,33 @@ def span_candidates(
             SpanCandidate(f.text, f.sentence, f.start, f.end, np.round(x, 4), f.fact is not None)
         )
     return out
+
+
+#: Words after which the asked thing is named by what follows ("what type of clock")
+_OF_WHAT = frozenset({"type", "kind", "sort", "form", "name", "branch", "part"})
+
+
+def asked_nouns(question: str) -> tuple[str, ...]:
+    """The words of the phrase that opens with "which" or "what" and says what is asked for
+    ("which angolan railway goes …": angolan, railway, goes), folded: up to four words,
+    to the first function word ("what type of atomic clocks …" reads on past "type of").
+    A candidate that writes one of them names itself as that kind of thing."""
+    words = [w.lower() for w in _WORD.findall(question)]
+    at = next((i for i, w in enumerate(words[:5]) if w in ("which", "what")), None)
+    if at is None:
+        return ()
+    out: list[str] = []
+    j = at + 1
+    while j < len(words) and len(out) < 4:
+        w = words[j]
+        if w == "of" and out and out[-1] in _OF_WHAT:
+            j += 1
+            continue
+        if w in STOP_WORDS or w in AUXILIARIES:
+            break
+        out.append(fold(w))
+        j += 1
+    return tuple(out)
 
 
 def _stem_hits(ctx: Context, text: str) -> list[tuple[int, str]]:

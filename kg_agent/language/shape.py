@@ -18,7 +18,16 @@ from enum import Enum
 from kg_agent.language.spans import names
 from kg_agent.language.tokens import STOP_WORDS, content_matches, content_tokens
 
-__all__ = ["INVERSE", "KINSHIP", "POSSESSIVE", "AnswerKind", "QuestionShape", "analyse", "stem"]
+__all__ = [
+    "INVERSE",
+    "KINSHIP",
+    "POSSESSIVE",
+    "AnswerKind",
+    "QuestionShape",
+    "analyse",
+    "shares_stem",
+    "stem",
+]
 
 
 class AnswerKind(str, Enum):
@@ -223,6 +232,17 @@ def stem(word: str) -> str:
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
             return w[: -len(suffix)]
     return w
+
+
+def shares_stem(word: str, noun: str) -> bool:
+    """Whether one word names the other's kind ("Professor" a "professorship", "College" a
+    "college"): one begins with the other, or both with the same six letters."""
+    a, b = word.lower(), noun.lower()
+    if len(a) < 3 or len(b) < 3:
+        return False
+    if a.startswith(b) or b.startswith(a):
+        return min(len(a), len(b)) >= min(len(b), 5) or a == b
+    return len(a) >= 6 and len(b) >= 6 and a[:6] == b[:6]
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from kg_agent.answering.span_ranker import (
     SpanCandidate,
     SpanRanker,
     SpanWeights,
+    asked_nouns,
     span_candidates,
 )
 from kg_agent.language import parser
@@ -95,6 +96,44 @@ def test_the_sentences_nearness_to_the_question_is_a_feature() -> None:
     for c in cands:
         most = c.x[FEATURES.index("most_similar")] == 1.0
         assert most == (c.x[FEATURES.index("sentence_similarity")] == pytest.approx(best))
+
+
+def test_the_words_that_say_what_is_asked_read_past_type_of_and_stop_at_a_function_word() -> None:
+    assert asked_nouns("which angolan railway goes into the congo") == (
+        "angolan",
+        "railway",
+        "goes",
+    )
+    assert asked_nouns("what type of atomic clocks are most of them") == (
+        "type",
+        "atomic",
+        "clocks",
+    )
+    assert asked_nouns("Which treaty ended the war?") == ("treaty", "ended")
+    assert asked_nouns("What is the highest capital in Europe?") == ()  # no noun after "what"
+    assert asked_nouns("who founded the Benguela Railway") == ()  # no "which" or "what"
+
+
+def test_a_candidate_that_names_the_kind_asked_for_says_so() -> None:
+    rail = Evidence(
+        "Angola::transport",
+        "Angola",
+        "",
+        "",
+        "Angola has three railways. The Benguela Railway runs from Lobito to the Congo border, "
+        "and the Luanda Railway serves the capital.",
+        0.5,
+    )
+    ctx = Context(analyse("which angolan railway goes to the congo"), [(1, rail)])
+    found = _by_text(ctx, _parsed(ctx))
+    named = FEATURES.index("names_asked")
+    assert found["Benguela Railway"][named] == 1.0
+    assert found["Luanda Railway"][named] == 1.0
+    assert found["three railways"][named] == 1.0
+    assert found["Lobito"][named] == 0.0
+    # the subject ("angolan" begins its name) and the question's own words name nothing new
+    assert found["Angola"][named] == 0.0
+    assert found["Congo"][named] == 0.0
 
 
 def test_the_model_chooses_and_its_confidence_decides_the_bold() -> None:
