@@ -117,6 +117,7 @@ FEATURES: tuple[str, ...] = (
     "entity",  # a named entity of the pipeline
     "noun_phrase",  # a noun phrase of the pipeline
     "in_question",  # the share of its words the question writes
+    "echo",  # the question writes every content word of it (it repeats what was asked)
     "names_asked",  # a word of it names what the question asks for ("which railway": "… Railway")
     "in_title",  # its words are all in its sentence's article title (the subject)
     "known_title",  # it is the title of an evidence article
@@ -344,6 +345,8 @@ def span_candidates(
         x[_AT["entity"]] = float(f.entity)
         x[_AT["noun_phrase"]] = float(f.chunk)
         x[_AT["in_question"]] = sum(w in q_words for w in folded) / max(1, len(folded))
+        content = [w for w in folded if w not in STOP_WORDS]
+        x[_AT["echo"]] = float(bool(content) and all(w in q_words for w in content))
         own = folded_words(base_title(f.sentence.title))
         x[_AT["names_asked"]] = float(  # and names more than the question and its subject do
             bool(asked)

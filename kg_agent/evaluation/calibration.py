@@ -38,13 +38,16 @@ def wilson_low(right: float, n: int) -> float:
 
 
 def bold_threshold(p: np.ndarray, y: np.ndarray, precision: float = PRECISION) -> float:
-    """The lowest probability ``p`` from which the held-out answers (``y``: right or not)
-    keep ``precision`` by :func:`wilson_low`; :data:`NEVER` when none does."""
+    """The lowest probability ``p`` of a right held-out answer (``y``: right or not) from
+    which those answers keep ``precision`` by :func:`wilson_low`; :data:`NEVER` when none
+    does. A wrong answer never sets it: lowered to one, the threshold would only show one
+    more wrong answer."""
     order = np.argsort(-p, kind="stable")
     right = np.cumsum(y[order])
     best = NEVER
     for i in range(len(order)):
         tied = i + 1 < len(order) and p[order[i + 1]] == p[order[i]]
-        if not tied and wilson_low(float(right[i]), i + 1) >= precision:
+        if not tied and y[order[i]] and wilson_low(float(right[i]), i + 1) >= precision:
             best = float(p[order[i]])
-    return round(best, 4) if best <= 1.0 else best
+    # rounded down: rounded up, it would pass over the answer it was set at
+    return math.floor(best * 1e4) / 1e4 if best <= 1.0 else best

@@ -70,7 +70,12 @@ def test_candidates_are_the_parse_s_entities_and_noun_phrases() -> None:
     assert park[FEATURES.index("window")] > 0  # "worked", "war" are written beside it
     # the question's own name is a candidate the model learns to pass over
     assert found["Alan Turing"][FEATURES.index("in_question")] == 1.0
+    assert found["Alan Turing"][FEATURES.index("echo")] == 1.0
     assert found["Alan Turing"][FEATURES.index("in_title")] == 1.0
+    # "the Second World War" writes "war", but "second" and "world" are its own
+    war = found["the Second World War"]
+    assert 0 < war[FEATURES.index("in_question")] < 1 and war[FEATURES.index("echo")] == 0.0
+    assert park[FEATURES.index("echo")] == 0.0
     assert not any(t.lower() in ("he", "it") for t in found)  # pronouns are no answers
 
 

@@ -16,8 +16,11 @@ def test_a_lower_bound_of_the_precision_sets_the_bold() -> None:
     y = np.concatenate([np.ones(60), np.zeros(40)])
     at = bold_threshold(p, y)
     shown = p >= at
-    # past the last right answer while the bound allows (60 right of 62), no further
-    assert int(shown.sum()) == 62 and low(float(y[shown].sum()), 62) >= 0.9 > low(60, 63)
+    # at the last right answer: the bound would allow two wrong ones after it (60 right
+    # of 62), but a threshold lowered to a wrong answer only shows it
+    assert int(shown.sum()) == 60 and low(60, 62) >= 0.9
+    assert p[59] - 1e-4 < at <= p[59]  # rounded down, never past the answer it was set at
+    assert bold_threshold(p[:63], y[:63]) == at
     assert bold_threshold(p[:20], y[:20]) > 1.0  # too few to be sure
 
 
