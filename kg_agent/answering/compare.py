@@ -21,6 +21,7 @@ from kg_agent.answering.evidence import (
     stems_of,
 )
 from kg_agent.answering.kinship import answer_name, follow
+from kg_agent.language.nationality import countries, same_country
 from kg_agent.language.shape import QUANTITY_WORDS, AnswerKind, QuestionShape, stem
 from kg_agent.language.spans import dates, lifespan, names, numbers, year_of
 from kg_agent.language.tokens import STOP_WORDS, content_matches, content_tokens, fold, words
@@ -295,40 +296,45 @@ def _choose_by_words(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
 # --------------------------------------------------------------------- yes / no
 
 
-def _description(ctx: Context, title: str) -> str | None:
-    """The capitalised word a first sentence describes its subject with ("American")."""
-    for s in ctx.sentences:
-        if s.title == title:
-            m = re.search(r"\b(?:is|was|are|were) (?:an?|the) ((?:[A-Z][\w-]+ ?)+)", s.text)
-            if m:
-                return m.group(1).split()[0]
-            return None
+#: How many of an article's first sentences are read for its country.
+_COUNTRY_SENTENCES = 3
+
+
+def _countries_of(ctx: Context, title: str) -> tuple[set[str], Sentence] | None:
+    """The countries of the article's first sentence (of three) that gives any, and it."""
+    for s in [x for x in ctx.sentences if x.title == title][:_COUNTRY_SENTENCES]:
+        found = countries(s.text, base_title(title))
+        if found:
+            return found, s
     return None
 
 
 def yes_no(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
+    """Whether two named things (or what they link to: "the directors of films A and
+    B") are of the same country or nationality, read from their descriptions."""
     shape = ctx.shape
-    if not shape.relation & {"nation", "country", "same"}:
+    # what else two things can share ("the same family") is not read here
+    if not shape.relation & {"nation", "country"}:
         return None
     named = ctx.named[:4]
     if len(named) < 2:
         return None
     bridge = _needs_bridge(shape) and bool(shape.relation - {"nation", "country", "same"})
-    facts: list[tuple[str, Sentence]] = []
+    found: list[tuple[set[str], Sentence]] = []
     for title in named[:2]:
         hops = [title]
         if bridge:
             hops = [t for t in ctx.bridges if mentions(ctx.text_of[title], t)] or hops
         for hop in hops:
-            d = _description(ctx, hop)
-            if d is not None:
-                s = next(x for x in ctx.sentences if x.title == hop)
-                facts.append((d, s))
+            if (got := _countries_of(ctx, hop)) is not None:
+                found.append(got)
                 break
-    if len(facts) != 2:
+    if len(found) != 2:
         return None
-    same = facts[0][0].lower() == facts[1][0].lower()
-    return ("yes" if same else "no"), (facts[0][1], facts[1][1])
+    same = same_country(found[0][0], found[1][0])
+    if same is None:
+        return None
+    return ("yes" if same else "no"), (found[0][1], found[1][1])
 
 
 # --------------------------------------------------------------------- kinship

@@ -14,6 +14,9 @@ The thing asked about is the first article the question names; when it names non
 whole (a lower-case or plural form: "are aardwolves nocturnal"), the best evidence
 article whose name it writes in another form. A claim only partly written in every
 sentence decides nothing: no answer, and the reader shows its best sentences.
+"Are A and B both guitarists?" reads the claim of each: yes when each one's sentences
+state it; no when one's do and the other, described in its evidence (a section's first
+sentence says what it is), has no sentence that writes a lower-case word of the claim.
 Questions that compare two named things ("Are A and B of the same nationality?") are
 :func:`~kg_agent.answering.compare.yes_no`'s.
 """
@@ -122,14 +125,9 @@ def _asked_about(ctx: Context) -> str | None:
     return None
 
 
-def verify(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
-    """ "yes" or "no" and the sentence that says so, or None (see the module docstring)."""
-    subject = ctx.named[0] if ctx.named else _asked_about(ctx)
-    if subject is None:
-        return None
-    claim = _claim(ctx, subject)
-    if not claim:
-        return None
+def _best(ctx: Context, subject: str, claim: list[str]) -> tuple[float, Sentence, list[str]] | None:
+    """The subject's sentence that writes most of the claim (the better ranked first), the
+    share it writes and the claim's words it lacks."""
     best: tuple[float, int, Sentence, list[str]] | None = None
     for rank, s in enumerate(ctx.ranked()):
         if s.title != subject:
@@ -139,17 +137,64 @@ def verify(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
         share = 1 - len(missing) / len(claim)
         if best is None or (share, -rank) > (best[0], best[1]):
             best = (share, -rank, s, missing)
+    return None if best is None else (best[0], best[2], best[3])
+
+
+def _denied(claim: list[str], s: Sentence) -> bool:
+    """A denial written before or among the claim's words ("is not a member of the
+    European Union"), not in another clause after them."""
+    sw = words(fold(s.text))
+    at = [_found(w, sw) for w in claim]
+    window = sw[max(0, min(at) - 6) : max(at) + 1]
+    return any(w in _DENIAL or w.endswith("n't") for w in window)
+
+
+def _both(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
+    """ "Are A and B both X?": yes when each one's sentences state X; no when one's do
+    and no sentence of the other's writes one of X's words."""
+    a, b = ctx.named[:2]
+    claim = [w for w in _claim(ctx, a) if w not in set(words(fold(base_title(b))))]
+    if not claim:
+        return None
+    best_a, best_b = _best(ctx, a, claim), _best(ctx, b, claim)
+    if best_a is None or best_b is None:
+        return None
+    basis = (best_a[1], best_b[1])
+    held = [share == 1.0 and not _denied(claim, s) for share, s, _ in (best_a, best_b)]
+    if all(held):
+        return "yes", basis
+    if any(held):
+        # "no" when the other is described (a section's first sentence says what it is)
+        # and none of its sentences writes a class word of the claim ("guitarists"); a
+        # capitalised word may be a name the question writes otherwise ("Tibouchina Aubl")
+        other = [s for s in ctx.sentences if s.title == (b if held[0] else a)]
+        lower = {fold(w) for w in re.findall(r"[\w'-]+", ctx.shape.question) if w[:1].islower()}
+        text = [words(fold(s.text)) for s in other]
+        lacking = [w for w in claim if w in lower and all(_found(w, sw) < 0 for sw in text)]
+        if lacking and any(s.position == 0 and _COPULA.search(s.text) for s in other):
+            return "no", basis
+    return None
+
+
+_COPULA = re.compile(r"\b(?:is|was|are|were) (?:an?|the)\b")
+
+
+def verify(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
+    """ "yes" or "no" and the sentence that says so, or None (see the module docstring)."""
+    if len(ctx.named) >= 2 and "both" in words(ctx.shape.question):
+        return _both(ctx)
+    subject = ctx.named[0] if ctx.named else _asked_about(ctx)
+    if subject is None:
+        return None
+    claim = _claim(ctx, subject)
+    if not claim:
+        return None
+    best = _best(ctx, subject, claim)
     if best is None:
         return None
-    share, _, s, missing = best
-    sw = words(fold(s.text))
+    _, s, missing = best
     if not missing:
-        # a denial of the claim is written before or among its words ("is not a member
-        # of the European Union"), not in another clause after them
-        at = [_found(w, sw) for w in claim]
-        window = sw[max(0, min(at) - 6) : max(at) + 1]
-        denied = any(w in _DENIAL or w.endswith("n't") for w in window)
-        return ("no" if denied else "yes"), (s,)
+        return ("no" if _denied(claim, s) else "yes"), (s,)
     if len(missing) == 1 and len(claim) >= 2 and _contrasts(ctx, claim, s, missing):
         return "no", (s,)
     return None

@@ -76,6 +76,32 @@ def test_a_subject_the_question_writes_in_another_form_is_read() -> None:
     assert reading.short_answer == "yes"
 
 
+WALSH = ("Joe Walsh", "Joe Walsh is an American singer, songwriter and guitarist.")
+BENNINGTON = ("Chester Bennington", "Chester Bennington was an American singer and songwriter.")
+PAGE = ("Jimmy Page", "Jimmy Page is an English musician, songwriter and guitarist.")
+OUTSIDE = ("Ken Ray", "In 1990 Ray toured Europe with a band.")  # no sentence says what he is
+
+
+@pytest.mark.parametrize(
+    ("question", "evidence", "expected"),
+    [
+        # each one's sentence states it
+        ("Are Joe Walsh and Jimmy Page both guitarists?", (WALSH, PAGE), "yes"),
+        # one is described, and nothing of the other writes "guitarist"
+        ("Are Joe Walsh and Chester Bennington both guitarists?", (WALSH, BENNINGTON), "no"),
+        # the other is not described: its evidence not saying so decides nothing
+        ("Are Joe Walsh and Ken Ray both guitarists?", (WALSH, OUTSIDE), None),
+    ],
+)
+def test_both_is_read_of_each_named_thing(
+    question: str, evidence: tuple[tuple[str, str], ...], expected: str | None
+) -> None:
+    reading = read_evidence(question, _items(*evidence))
+    assert reading.short_answer == expected
+    if expected is not None:
+        assert {s.title for s in reading.sentences} == {t for t, _ in evidence}
+
+
 def test_a_claim_no_sentence_writes_whole_decides_nothing() -> None:
     reading = read_evidence("Is Andorra a monarchy?", _items(ANDORRA))
     assert reading.short_answer is None
