@@ -55,6 +55,7 @@ from kg_agent.retrieval.rerank import GraphReranker, RerankWeights
 from kg_agent.retrieval.semantic import SEMANTIC_OFF, SemanticRetriever, embed_few
 from kg_agent.retrieval.stages import (
     GraphRerank,
+    Leads,
     QualityFilter,
     Stage,
     TierOrder,
@@ -517,7 +518,7 @@ def _stages(components: GraphComponents, config: AgentConfig) -> list[Stage]:
         stages.append(QualityFilter())
     if config.reranker:
         stages.append(GraphRerank(components.reranker(config.rerank_weights)))
-    stages += [TierOrder(), TopK(config.top_k)]
+    stages += [TierOrder(), TopK(config.top_k), Leads(components.store.lead_sections)]
     return stages
 
 

@@ -21,7 +21,7 @@ from kg_agent.answering.evidence import (
     stems_of,
 )
 from kg_agent.answering.kinship import answer_name, follow
-from kg_agent.language.nationality import countries, same_country
+from kg_agent.language.nationality import compares_countries, countries, same_country
 from kg_agent.language.shape import QUANTITY_WORDS, AnswerKind, QuestionShape, stem
 from kg_agent.language.spans import dates, lifespan, names, numbers, year_of
 from kg_agent.language.tokens import STOP_WORDS, content_matches, content_tokens, fold, words
@@ -296,13 +296,16 @@ def _choose_by_words(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
 # --------------------------------------------------------------------- yes / no
 
 
-#: How many of an article's first sentences are read for its country.
+#: How many of an article's lead sentences are read for its country.
 _COUNTRY_SENTENCES = 3
 
 
 def _countries_of(ctx: Context, title: str) -> tuple[set[str], Sentence] | None:
-    """The countries of the article's first sentence (of three) that gives any, and it."""
-    for s in [x for x in ctx.sentences if x.title == title][:_COUNTRY_SENTENCES]:
+    """The countries of the article's first lead sentence (of three) that gives any, and
+    it. Only the lead (its section ``TITLE::0000``) says what a thing is: another section
+    names places it was in ("his youth in Indiana")."""
+    leads = {n for n, ev in ctx.items if ev.section_id.endswith("::0000")}
+    for s in [x for x in ctx.sentences if x.title == title and x.n in leads][:_COUNTRY_SENTENCES]:
         found = countries(s.text, base_title(title))
         if found:
             return found, s
@@ -313,8 +316,7 @@ def yes_no(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
     """Whether two named things (or what they link to: "the directors of films A and
     B") are of the same country or nationality, read from their descriptions."""
     shape = ctx.shape
-    # what else two things can share ("the same family") is not read here
-    if not shape.relation & {"nation", "country"}:
+    if not compares_countries(shape):
         return None
     named = ctx.named[:4]
     if len(named) < 2:

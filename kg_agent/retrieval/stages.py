@@ -10,14 +10,18 @@ tier order and the top-k cut. The tier order is applied here and only here.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from kg_agent.language.nationality import compares_countries
 from kg_agent.language.question import Question
+from kg_agent.language.tokens import fold, words
 from kg_agent.retrieval.base import Evidence, RetrievalResult, evidence_tier, is_graph_found
 from kg_agent.retrieval.quality import CONTENT_QUALITY_THRESHOLD, score_section_quality
 from kg_agent.retrieval.rerank import GraphReranker
+from kg_agent.store.reads import SectionHit
 
-__all__ = ["GraphRerank", "QualityFilter", "Stage", "TierOrder", "TopK", "run_stages"]
+__all__ = ["GraphRerank", "Leads", "QualityFilter", "Stage", "TierOrder", "TopK", "run_stages"]
 
 
 class Stage(Protocol):
@@ -118,6 +122,39 @@ class TopK:
 
     def apply(self, question: Question, result: RetrievalResult) -> RetrievalResult:
         return passed(result, result.evidence[: self.k], None)
+
+
+class Leads:
+    """For a question that compares named things' countries ("Are A and B from the same
+    country?"): the lead section of each named article the evidence holds only other
+    sections of, added after it. Only a lead says what a thing is ("an American general");
+    the section the search found may name where it was ("his youth in Indiana"). After
+    the top-k cut, and only for articles already found: the ranking is the same."""
+
+    name = "leads"
+
+    def __init__(self, lead_sections: Callable[[Sequence[str]], Mapping[str, SectionHit]]) -> None:
+        self.lead_sections = lead_sections
+
+    def apply(self, question: Question, result: RetrievalResult) -> RetrievalResult:
+        if not compares_countries(question.shape):
+            return result
+        found = list(dict.fromkeys(ev.title for ev in result.evidence))
+        have = {ev.section_id for ev in result.evidence}
+        # the linked entities, and the articles found whose name the question writes in
+        # lower case ("is alain connes from the same country as andre agassi")
+        asked = f" {' '.join(words(fold(question.text)))} "
+        written = [t for t in found if f" {' '.join(words(fold(t.split(' (')[0])))} " in asked]
+        named = dict.fromkeys([*question.entities, *written])
+        want = [t for t in named if t in found and f"{t}::0000" not in have]
+        if not want:
+            return result
+        leads = [
+            Evidence.from_hit(hit, 0.0, source="entity", raw=hit.score)
+            for hit in self.lead_sections(want).values()
+        ]
+        entry = {"stage": self.name, "added": [ev.section_id for ev in leads]}
+        return passed(result, [*result.evidence, *leads], entry)
 
 
 def run_stages(question: Question, result: RetrievalResult, stages: list[Stage]) -> RetrievalResult:

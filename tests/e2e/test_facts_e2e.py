@@ -34,6 +34,7 @@ from tests.support.server import running_server
 
 CAPITAL = "What is the capital of Alabama?"
 QUESTIONS = Path(__file__).resolve().parents[1] / "questions" / "enwiki_sample.json"
+COUNTRY_QUESTIONS = QUESTIONS.with_name("enwiki_countries.json")
 
 
 @pytest.fixture(scope="module")
@@ -245,6 +246,34 @@ def test_an_unsure_answer_shows_the_sentence_without_a_bold_answer(
     r = agent.query("Who was the command module pilot on Apollo 8?")
     assert r.short_answer is None and r.answerable
     assert r.answer.startswith("Extractive answer") and r.citations
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Were Abraham Lincoln and Andre Agassi from the same country?", "yes"),
+        ("Are Alabama and Alberta in the same country?", "no"),
+    ],
+)
+def test_countries_are_compared_from_the_articles_leads(
+    agent: KnowledgeGraphAgent, question: str, expected: str
+) -> None:
+    # the sections the search finds say where each one was ("his youth in Indiana"); the
+    # leads, added after them for the comparison, say what each one is
+    r = agent.query(question)
+    assert r.answer_candidate == expected
+    added = [t for t in r.trace if t.get("stage") == "leads"]
+    assert added and len(added[0]["added"]) == 2
+    assert all(sid.endswith("::0000") for sid in added[0]["added"])
+
+
+def test_country_questions_are_answered_right_or_not_at_all(agent: KnowledgeGraphAgent) -> None:
+    # tests/questions/enwiki_countries.json: on this graph (no vectors) 12 of the 19 are
+    # answered, all right; a wrong "no" would say two things differ that do not
+    questions = json.loads(COUNTRY_QUESTIONS.read_text(encoding="utf-8"))
+    got = [(agent.query(q["question"]).answer_candidate, q["answers"][0]) for q in questions]
+    assert [g for g in got if g[0] is not None and g[0] != g[1]] == []
+    assert sum(answer == gold for answer, gold in got) >= 12
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from kg_agent.answering import read_evidence
 from kg_agent.retrieval.base import Evidence
 
 def ev(title, content, source="hybrid"):
-    return Evidence(f"{title}::intro", title, "", "", content, 0.5, source=source)
+    return Evidence(f"{title}::0000", title, "", "", content, 0.5, source=source)
 
 people = [
     ev("Anna Berg", "Anna Berg (1901 – 1980) was a Swedish painter. She lived in Lund.", "entity"),

@@ -17,12 +17,15 @@ from kg_agent.retrieval.base import Evidence
     [
         # a nationality in what the subject is; the table's and the stem's
         ("Mara Velde (born 3 May 1970) is an American sculptor.", {"united states"}),
-        ("The Long Field is a 1994 Italian- American drama film.", {"italian", "united states"}),
-        ("Kolva is an East German film.", {"german"}),
+        ("The Long Field is a 1994 Italian- American drama film.", {"italy", "united states"}),
+        ("Kolva is an East German film.", {"germany"}),
         ("Tomas Ruiz was an Argentine footballer.", {"argentina"}),
+        ("Kenora is a western province of Canada.", {"canada"}),
+        # where one was born is not what one is
+        ("Vera Lind was a Russian-born American novelist.", {"united states"}),
         ("Hollin Works was a British shipbuilding company.", {"united kingdom"}),
         # nothing said after the description ends: "directed by" another nation's person
-        ("Blue Hour is a 1960 Iranian film directed by a French director.", {"iranian"}),
+        ("Blue Hour is a 1960 Iranian film directed by a French director.", {"iran"}),
         # the last place of an "in" chain, or of a chain of names
         ("The Varna is a tributary of the river Oltu in Romania.", {"romania"}),
         ("Pelko is a village in the north of the island of Hvar, Croatia.", {"croatia"}),
@@ -36,7 +39,7 @@ from kg_agent.retrieval.base import Evidence
         ("The Lone Hill School is a school on 12 Main Road, Aurora, Ontario, Canada.", {"canada"}),
         # a month is no place; the subject's own name is not its country
         ("The Pact is a thriller released in May 2002.", set()),
-        ("Daughter of Anna is a 2013 Nigerian film.", {"nigerian"}),
+        ("Daughter of Anna is a 2013 Nigerian film.", {"nigeria"}),
         ("Mina Holt is a businesswoman and model.", set()),
     ],
 )
@@ -53,8 +56,11 @@ def test_countries_a_lead_gives(sentence: str, expected: set[str]) -> None:
         ({"peruvian"}, {"peru"}, True),
         ({"canada east"}, {"canadian"}, True),
         ({"united states", "japanese"}, {"united states"}, True),
-        ({"austrian"}, {"australia"}, False),
-        ({"new mexico"}, {"mexican"}, False),
+        ({"austria"}, {"australia"}, False),
+        # a region that is no country decides nothing against another country
+        ({"new mexico"}, {"mexico"}, None),
+        ({"texas"}, {"united states"}, None),
+        ({"texas"}, {"texas", "united states"}, True),
         ({"south korea"}, {"south africa"}, False),
         ({"united kingdom"}, {"united states"}, False),
         ({"german"}, set(), None),
@@ -65,7 +71,7 @@ def test_same_country(a: set[str], b: set[str], same: bool | None) -> None:
 
 
 def ev(title: str, content: str) -> Evidence:
-    return Evidence(f"{title}::intro", title, "", "", content, 0.5, source="entity")
+    return Evidence(f"{title}::0000", title, "", "", content, 0.5, source="entity")
 
 
 def test_two_places_and_two_films_are_compared_by_country() -> None:

@@ -12,7 +12,7 @@ from kg_agent.retrieval.base import Evidence
 
 
 def ev(title: str, content: str, source: str = "hybrid") -> Evidence:
-    return Evidence(f"{title}::intro", title, "", "", content, 0.5, source=source)
+    return Evidence(f"{title}::0000", title, "", "", content, 0.5, source=source)
 
 
 def numbered(*evidence: Evidence) -> list[tuple[int, Evidence]]:

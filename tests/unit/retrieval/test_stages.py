@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from kg_agent.language.question import Question
 from kg_agent.retrieval.base import GRAPH_TIERS, Evidence, RetrievalResult, is_graph_found
 from kg_agent.retrieval.rerank import GraphReranker, RerankWeights
-from kg_agent.retrieval.stages import GraphRerank, QualityFilter, TierOrder, TopK, run_stages
-from tests.support.memory_graph import MemoryGraph
+from kg_agent.retrieval.stages import (
+    GraphRerank,
+    Leads,
+    QualityFilter,
+    TierOrder,
+    TopK,
+    run_stages,
+)
+from tests.support.memory_graph import MemoryArticle, MemoryGraph
 from tests.unit.conftest import DIRECTOR, MOTHER, WAR_FILM
 
 Q = "Who is the mother of the director of Polish-Russian War?"
@@ -106,3 +115,38 @@ def test_run_stages_in_order_and_top_k() -> None:
     out = run_stages(QUESTION, RetrievalResult(Q, items), [QualityFilter(), TopK(2)])
     assert [e.title for e in out.evidence] == ["T0", "T1"]
     assert [t["stage"] for t in out.trace] == ["quality_filter"]
+
+
+def test_leads_are_added_after_the_evidence_for_a_comparison_of_countries() -> None:
+    graph = MemoryGraph(
+        [
+            MemoryArticle(
+                "Ana Ruiz",
+                [("", "Ana Ruiz (born 1950) is a Chilean poet."), ("Life", "She lived in Lima.")],
+            ),
+            MemoryArticle(
+                "Tom Hale",
+                [("", "Tom Hale (born 1948) is an American poet."), ("Life", "He taught.")],
+            ),
+            MemoryArticle("Ben Orr", [("", "Ben Orr is an American painter.")]),
+        ]
+    )
+    found = [
+        _ev("Ana Ruiz", "She lived in Lima.", 0.9, "entity"),
+        _ev("Tom Hale", "Tom Hale (born 1948) is an American poet.", 0.8, "entity"),
+    ]
+    found[0] = dataclasses.replace(found[0], section_id="Ana Ruiz::0001")
+    result = RetrievalResult("", found)
+    stage = Leads(graph.lead_sections)
+    q = Question("Are Ana Ruiz, Tom Hale and Ben Orr from the same country?")
+    out = stage.apply(q, result)
+    # the ranking is kept; only the lead of a found article is added, once
+    assert [e.section_id for e in out.evidence] == [
+        "Ana Ruiz::0001",
+        "Tom Hale::0000",
+        "Ana Ruiz::0000",
+    ]
+    assert out.trace[-1] == {"stage": "leads", "added": ["Ana Ruiz::0000"]}
+    # another question is passed on as it came
+    other = Question("Are Ana Ruiz and Tom Hale in the same family?")
+    assert stage.apply(other, result) is result
