@@ -279,6 +279,7 @@ def test_use_enhancements_false_switches_off_all_three(
         "quality_filter",
         "tier_order",
         "top_k",
+        "leads",  # no enhancement: the leads a comparison of countries reads, after the cut
     ]
     q = "Which high-level programming language was designed by the engineer who built the Z3?"
     r = plain_agent.query(q)
