@@ -89,7 +89,7 @@ _OTHERS = wordset(
 #: Where the description of what the subject is ends.
 _DESCRIPTION_END = re.compile(
     r",|;|\(|\bwho\b|\bwhich\b|\bthat\b|\bdirected\b|\bwritten\b|\bstarring\b|\bbased on\b"
-    r"|\bknown (?:as|for)\b|(?<!-)\bborn\b|\bfounded\b|\bproduced\b|\bfrom\b"
+    r"|\bknown (?:as|for)\b|\bborn\b|\bfounded\b|\bproduced\b|\bfrom\b"
 )
 #: Where one was born is not what one is ("a Russian-born American novelist").
 _BORN = re.compile(r"\b[A-Z][\w]*- ?born\b")
@@ -130,9 +130,9 @@ def countries(sentence: str, own: str = "") -> set[str]:
     out: set[str] = set()
     copula = _IS.search(sentence)
     if copula is not None:
-        rest = sentence[copula.end() :]
+        rest = _BORN.sub("", sentence[copula.end() :])  # before its "born" ends it
         end = _DESCRIPTION_END.search(rest)
-        what = _BORN.sub("", rest[: end.start() if end else len(rest)])
+        what = rest[: end.start() if end else len(rest)]
         for run in re.findall(_NAME, what):
             parts = re.split(r"[ -]", run)
             out.update(_country_of(w) for w in parts if _is_nationality(w))

@@ -23,6 +23,7 @@ from kg_agent.retrieval.base import Evidence
         ("Kenora is a western province of Canada.", {"canada"}),
         # where one was born is not what one is
         ("Vera Lind was a Russian-born American novelist.", {"united states"}),
+        ("Olaf Berg was a British- born American film director.", {"united states"}),
         ("Hollin Works was a British shipbuilding company.", {"united kingdom"}),
         # nothing said after the description ends: "directed by" another nation's person
         ("Blue Hour is a 1960 Iranian film directed by a French director.", {"iran"}),
