@@ -64,6 +64,7 @@ from kg_agent.entities.overlay import Overlay, apply_overlay, make_overlay
 from kg_agent.language.names import cased_spans, is_lower_case, lookup_spans, question_names
 from kg_agent.language.tokens import fold, words
 from kg_agent.store import GraphReader
+from kg_agent.store.section_ids import is_lead
 
 __all__ = ["QuestionEntityLinker", "acronym_title", "alias_title"]
 
@@ -563,7 +564,7 @@ def alias_title(store: GraphReader, name: str, *, k: int = 10) -> str | None:
     if not name_words or not _eligible(name):
         return None
     for hit in store.fts_search(name, k):
-        if not hit.section_id.endswith("::0000"):
+        if not is_lead(hit.section_id):
             continue
         first = hit.text.split(". ")[0]
         subject = _COPULA.split(first, maxsplit=1)[0]

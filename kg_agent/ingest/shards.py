@@ -28,6 +28,7 @@ from kg_agent.ingest.chunking import DEFAULT_MAX_WORDS, chunk_text
 from kg_agent.ingest.facts import Fact, Link, iso_year
 from kg_agent.ingest.known import PageFilter
 from kg_agent.ingest.records import ParsedPage
+from kg_agent.store.section_ids import section_id
 
 __all__ = [
     "KINDS",
@@ -194,7 +195,7 @@ class ShardBuilder:
             for part_no, (text, counts) in enumerate(
                 zip(parts, _assign_links(parts, sec.links), strict=True)
             ):
-                sid = f"{title}::{ordinal:04d}"
+                sid = section_id(title, ordinal)
                 wc = n if text is whole else len(text.split())
                 words += wc
                 _append(

@@ -33,6 +33,7 @@ from kg_agent.retrieval.base import (
 )
 from kg_agent.retrieval.semantic import SemanticRetriever
 from kg_agent.store import GraphReader, SectionHit
+from kg_agent.store.section_ids import lead_id
 
 __all__ = ["EntityGraphRetriever", "graph_neighbours"]
 
@@ -72,7 +73,7 @@ def _unread_best(
             out[title] = _unread(sid, title, score / top, score)
     for title in titles:
         if title not in out:
-            out[title] = _unread(f"{title}::0000", title)
+            out[title] = _unread(lead_id(title), title)
     return out
 
 

@@ -20,6 +20,7 @@ from kg_agent.retrieval.base import Evidence, RetrievalResult, evidence_tier, is
 from kg_agent.retrieval.quality import CONTENT_QUALITY_THRESHOLD, score_section_quality
 from kg_agent.retrieval.rerank import GraphReranker
 from kg_agent.store.reads import SectionHit
+from kg_agent.store.section_ids import lead_id
 
 __all__ = ["GraphRerank", "Leads", "QualityFilter", "Stage", "TierOrder", "TopK", "run_stages"]
 
@@ -146,7 +147,7 @@ class Leads:
         asked = f" {' '.join(words(fold(question.text)))} "
         written = [t for t in found if f" {' '.join(words(fold(t.split(' (')[0])))} " in asked]
         named = dict.fromkeys([*question.entities, *written])
-        want = [t for t in named if t in found and f"{t}::0000" not in have]
+        want = [t for t in named if t in found and lead_id(t) not in have]
         if not want:
             return result
         leads = [

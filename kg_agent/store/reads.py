@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from kg_agent.store.article_table import ArticleTable
 from kg_agent.store.fact_items import FactKey, FactRow, fact_query, items_of, naming_count_query
 from kg_agent.store.link_table import LinkTable
+from kg_agent.store.section_ids import lead_id, section_id
 from kg_agent.store.text_index import TextIndex
 from kg_agent.store.vector_index import VectorIndex
 
@@ -482,9 +483,9 @@ class GraphReads:
     def lead_sections(self, titles: Sequence[str]) -> dict[str, SectionHit]:
         """The first section of each of ``titles`` that has one (title → section).
 
-        A lead section's id is ``TITLE::0000`` (see :mod:`kg_agent.ingest.shards`).
+        A lead section's id is ``TITLE::0000`` (:mod:`kg_agent.store.section_ids`).
         """
-        hits = self.sections_by_ids([f"{t}::0000" for t in titles])
+        hits = self.sections_by_ids([lead_id(t) for t in titles])
         return {h.title: h for h in hits.values()}
 
     def article_sections(self, title: str) -> list[dict[str, Any]]:
@@ -723,7 +724,7 @@ class GraphReads:
         in_index = self.vectors_in_index()
         for title, (pr, n, _offset, _kind) in self._article_rows(titles).items():
             for i in range(n):
-                sid = f"{title}::{i:04d}"
+                sid = section_id(title, i)
                 rows = self._pk(_SECTION_BY_ID, {"i": sid})
                 if not rows:
                     continue

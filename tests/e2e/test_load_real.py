@@ -12,6 +12,7 @@ from pathlib import Path
 from kg_agent.embedding import Embedder
 from kg_agent.ingest.pipeline import LoadReport
 from kg_agent.store import GraphStore
+from kg_agent.store.section_ids import is_lead, lead_id, section_id
 from tests.e2e.conftest import LATGALIAN
 
 Graph = tuple[Path, LoadReport]
@@ -45,6 +46,15 @@ def test_sample_links_sections_and_categories(sample_graph: Graph, open_store: O
     assert "Computer pioneers" in store.categories_of("Alan Turing")
     sections = store.article_sections("Alan Turing")
     assert sections[0]["heading_path"] == "" and sections[0]["level"] == 1
+    # the loader names sections as the readers look them up: the lead is TITLE::0000
+    leads = store.lead_sections(["Alan Turing", "Charles Babbage", "No such article"])
+    assert sorted(leads) == ["Alan Turing", "Charles Babbage"]
+    assert leads["Alan Turing"].section_id == lead_id("Alan Turing")
+    assert is_lead(leads["Alan Turing"].section_id)
+    assert leads["Alan Turing"].text == sections[0]["text"]
+    ids = [h.section_id for h, _ in store.sections_of_articles(["Alan Turing"])]
+    assert ids == [section_id("Alan Turing", i) for i in range(len(sections))]
+    assert [is_lead(i) for i in ids] == [True] + [False] * (len(ids) - 1)
     texts = " ".join(s["text"] for s in sections)
     for markup in ("[[", "{{", "<ref", "'''", "{|"):
         assert markup not in texts

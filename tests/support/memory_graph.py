@@ -23,6 +23,7 @@ from kg_agent.ingest.kinds import entity_kind
 from kg_agent.ingest.shards import fact_rows
 from kg_agent.language.tokens import words
 from kg_agent.store import FactKey, FactRow, SectionHit
+from kg_agent.store.section_ids import lead_id
 
 __all__ = ["MemoryArticle", "MemoryGraph"]
 
@@ -151,7 +152,7 @@ class MemoryGraph:
         return {i: self._sections[i] for i in dict.fromkeys(ids) if i in self._sections}
 
     def lead_sections(self, titles: Sequence[str]) -> dict[str, SectionHit]:
-        hits = self.sections_by_ids([f"{t}::0000" for t in titles])
+        hits = self.sections_by_ids([lead_id(t) for t in titles])
         return {h.title: h for h in hits.values()}
 
     def sections_of_articles(self, titles: Sequence[str]) -> list[tuple[SectionHit, list[float]]]:
