@@ -25,7 +25,6 @@ from kg_agent.language.nationality import compares_countries, countries, same_co
 from kg_agent.language.shape import QUANTITY_WORDS, AnswerKind, QuestionShape, stem
 from kg_agent.language.spans import dates, lifespan, names, numbers, year_of
 from kg_agent.language.tokens import STOP_WORDS, content_matches, content_tokens, fold, words
-from kg_agent.store.section_ids import is_lead
 
 __all__ = ["choose", "in_common", "relatives_of_relatives", "yes_no"]
 
@@ -305,7 +304,7 @@ def _countries_of(ctx: Context, title: str) -> tuple[set[str], Sentence] | None:
     """The countries of the article's first lead sentence (of three) that gives any, and
     it. Only the lead (its section ``TITLE::0000``) says what a thing is: another section
     names places it was in ("his youth in Indiana")."""
-    leads = {n for n, ev in ctx.items if is_lead(ev.section_id)}
+    leads = {n for n, ev in ctx.items if ev.is_lead}
     for s in [x for x in ctx.sentences if x.title == title and x.n in leads][:_COUNTRY_SENTENCES]:
         found = countries(s.text, base_title(title))
         if found:

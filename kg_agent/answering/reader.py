@@ -412,7 +412,7 @@ _HEADLINE_SHARE = 0.8
 
 
 def _support(ctx: Context) -> float:
-    return evidence_support(ctx.shape.question, [ev for _, ev in ctx.items])
+    return evidence_support(ctx.shape.question, [ev for _, ev in ctx.items if ev.of_the_topic])
 
 
 def evidence_support(question: str, evidence: Sequence[Evidence]) -> float:
@@ -663,6 +663,10 @@ def _read_fact(
     if not facts:
         return False
     fact = max((f for _, f in facts), key=lambda f: f.hop)
+    if fact.searched and not reading.answerable:
+        # a fact of an article only the search found answers where the text holds the
+        # question (else "mozart birthplace" takes a catalogue's)
+        return False
     reading.short_answer = fact.answer
     reading.short_cites = tuple(dict.fromkeys(m for m, _ in facts))
     said = {fold(fact.answer)}

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-__all__ = ["NEVER", "PRECISION", "bold_threshold", "platt", "wilson_low"]
+__all__ = ["NEVER", "PRECISION", "bold_threshold", "platt", "platt_shifted", "wilson_low"]
 
 #: The precision bold answers must keep on held-out folds.
 PRECISION = 0.9
@@ -20,13 +20,24 @@ NEVER = 1.01
 
 def platt(z: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """``a``, ``b`` with ``sigmoid(a * z + b)`` fitted to ``y`` (nearly unregularised)."""
+    a, b, _ = platt_shifted(z, np.zeros_like(z), y)
+    return a, b
+
+
+def platt_shifted(z: np.ndarray, s: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """``a``, ``b``, ``c`` with ``sigmoid(a * z + b + c * s)`` fitted to ``y``: a Platt
+    scaling whose level moves for the scores of a second kind (``s`` 1), as for fact
+    candidates found by the search rather than named; ``c`` is 0 with none of them."""
     if len(set(y.tolist())) < 2:
-        return 0.0, (10.0 if y.size and y[0] else -10.0)
+        return 0.0, (10.0 if y.size and y[0] else -10.0), 0.0
     from sklearn.linear_model import LogisticRegression
 
+    shifted = bool(s.any())
+    x = np.column_stack([z, s]) if shifted else z.reshape(-1, 1)
     model = LogisticRegression(C=1e4, max_iter=5000, tol=1e-10)
-    model.fit(z.reshape(-1, 1), y)
-    return round(float(model.coef_[0][0]), 6), round(float(model.intercept_[0]), 6)
+    model.fit(x, y)
+    c = round(float(model.coef_[0][1]), 6) if shifted else 0.0
+    return round(float(model.coef_[0][0]), 6), round(float(model.intercept_[0]), 6), c
 
 
 def wilson_low(right: float, n: int) -> float:

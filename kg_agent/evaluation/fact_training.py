@@ -33,10 +33,11 @@ import numpy as np
 from kg_agent.answering.linear import fit_conditional_logit
 from kg_agent.answering.sentence_ranker import SentenceWeights
 from kg_agent.answering.span_ranker import SpanWeights
-from kg_agent.evaluation.calibration import bold_threshold, platt
+from kg_agent.evaluation.calibration import bold_threshold, platt_shifted
 from kg_agent.evaluation.trust import Asker, PlainQuestion, TrustResult, matches, run_plain
 from kg_agent.retrieval.fact_ranker import (
     FEATURES,
+    POOL_FEATURES,
     SIGNS,
     SIMILARITY_FEATURES,
     FactRanker,
@@ -204,13 +205,14 @@ def _rounded(w: RankerWeights) -> RankerWeights:
 
 def _tops(
     samples: Sequence[QuestionCandidates], weights: RankerWeights
-) -> list[tuple[float, float]]:
-    """(score, right) of each question's first candidate under ``weights``."""
+) -> list[tuple[float, float, float]]:
+    """(score, searched, right) of each question's first candidate under ``weights``."""
     out = []
+    searched = FEATURES.index("searched")
     for s in samples:
         scores = weights.scores(s.x)
         best = int(np.argmax(scores))  # ties: the first, as the retriever orders them
-        out.append((float(scores[best]), float(s.y[best])))
+        out.append((float(scores[best]), float(s.x[best, searched]), float(s.y[best])))
     return out
 
 
@@ -229,18 +231,24 @@ def _weights_and_oof(
     k: int,
     features: tuple[str, ...],
 ) -> tuple[RankerWeights, list[tuple[float, float]]]:
-    oof: list[tuple[float, float]] = []
+    oof: list[tuple[float, float, float]] = []
     for f in range(k):
         train = [s for s in samples if folds[s.qid] != f]
         held = [s for s in samples if folds[s.qid] == f]
         if train and held:
             oof += _tops(held, _rounded(_fit(train, features)))
     weights = _rounded(_fit(samples, features))
-    a, b = platt(np.asarray([t[0] for t in oof]), np.asarray([t[1] for t in oof]))
+    a, b, c = platt_shifted(*(np.asarray([t[i] for t in oof]) for i in range(3)))
     calibrated = RankerWeights(
-        weights.features, weights.mean, weights.scale, weights.coef, weights.intercept, (a, b)
+        weights.features,
+        weights.mean,
+        weights.scale,
+        weights.coef,
+        weights.intercept,
+        (a, b),
+        searched_shift=c,
     )
-    probs = [(calibrated.probability(s), ok) for s, ok in oof]
+    probs = [(calibrated.probability(z, bool(s)), ok) for z, s, ok in oof]
     return _rounded(calibrated), probs
 
 
@@ -256,8 +264,8 @@ def train_ranker(
     known = [q for q in questions if q.qid in samples]
     folds = article_folds(known, k)
     ordered = [samples[q.qid] for q in known]
-    full = FEATURES
-    bare = tuple(f for f in FEATURES if f not in SIMILARITY_FEATURES)
+    full = tuple(f for f in FEATURES if f not in POOL_FEATURES)
+    bare = tuple(f for f in full if f not in SIMILARITY_FEATURES)
     with_embedder, probs = _weights_and_oof(ordered, folds, k, full)
     without_embedder, _ = _weights_and_oof(ordered, folds, k, bare)
     right = sum(ok for _, ok in probs)

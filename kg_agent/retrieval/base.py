@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kg_agent.language.question import Question
 from kg_agent.llm.client import UsageMeter
 from kg_agent.store.reads import FactRow
+from kg_agent.store.section_ids import is_lead
 
 if TYPE_CHECKING:
     from kg_agent.multistep.trace import MultiStepTrace
@@ -44,6 +45,9 @@ class FactStatement:
     #: the confidence from which the answer is shown in bold (the fact ranker's, set on
     #: held-out questions); None: the reader's own threshold
     show_at: float | None = None
+    #: a fact of an article the text search found, which the question does not name:
+    #: it answers only where the text shows the graph holds the topic
+    searched: bool = False
 
 
 @dataclass(slots=True)
@@ -72,6 +76,18 @@ class Evidence:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def is_lead(self) -> bool:
+        """Whether this is an article's lead section (what the article says it is)."""
+        return is_lead(self.section_id)
+
+    @property
+    def of_the_topic(self) -> bool:
+        """False for a fact of an article only the search found: it says nothing of
+        whether the graph holds what the question names (the grounding and the
+        reader's support leave it out)."""
+        return self.fact is None or not self.fact.searched
 
     @classmethod
     def from_hit(

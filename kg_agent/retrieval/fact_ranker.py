@@ -31,6 +31,7 @@ import numpy as np
 __all__ = [
     "DEFAULT_PATH",
     "FEATURES",
+    "POOL_FEATURES",
     "SIGNS",
     "SIMILARITY_FEATURES",
     "FactRanker",
@@ -61,6 +62,10 @@ FEATURES: tuple[str, ...] = (
     "similarity_rank",
     # share of the short answer's words the question already writes
     "echo",
+    # the candidates are the facts of articles the text search found, the topics'
+    # explaining nothing asked: the same for each of a question's candidates, so it
+    # shifts the calibration (:attr:`RankerWeights.searched_shift`), not the order
+    "searched",
 )
 #: The side each feature may push a candidate to (+1 up, -1 down, 0 either): what the
 #: feature means, not what one sample fits (fitted freely on the plain set, ``echo``
@@ -78,7 +83,10 @@ SIGNS: dict[str, int] = {
     "topic_key_similarity": 1,
     "similarity_rank": 1,
     "echo": -1,
+    "searched": 0,
 }
+#: Features that describe a question's candidates together: calibrated, never ranked.
+POOL_FEATURES = frozenset({"searched"})
 #: Features that need the embedder: zero, and a model fitted without them, when the
 #: graph has no vectors.
 SIMILARITY_FEATURES = frozenset({"key_similarity", "topic_key_similarity", "similarity_rank"})
@@ -96,6 +104,8 @@ class RankerWeights:
     coef: np.ndarray
     intercept: float
     platt: tuple[float, float]  # probability = sigmoid(a * score + b)
+    #: added to the calibrated logit when the candidates are the found articles' facts
+    searched_shift: float = 0.0
 
     def scores(self, x: np.ndarray) -> np.ndarray:
         """The model's score (a logit) of each row of ``x`` (columns: :data:`FEATURES`)."""
@@ -103,9 +113,9 @@ class RankerWeights:
         z = (x[:, cols] - self.mean) / self.scale
         return np.asarray(z @ self.coef + self.intercept, dtype=np.float64)
 
-    def probability(self, score: float) -> float:
+    def probability(self, score: float, searched: bool = False) -> float:
         a, b = self.platt
-        return _sigmoid(a * score + b)
+        return _sigmoid(a * score + b + (self.searched_shift if searched else 0.0))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,6 +125,7 @@ class RankerWeights:
             "coef": [round(float(v), 6) for v in self.coef],
             "intercept": round(float(self.intercept), 6),
             "platt": [round(float(v), 6) for v in self.platt],
+            "searched_shift": round(float(self.searched_shift), 6),
         }
 
     @classmethod
@@ -130,6 +141,7 @@ class RankerWeights:
             coef=np.asarray(data["coef"], dtype=np.float64),
             intercept=float(data["intercept"]),
             platt=(float(data["platt"][0]), float(data["platt"][1])),
+            searched_shift=float(data.get("searched_shift", 0.0)),
         )
 
 

@@ -12,7 +12,12 @@ question once more than the text retrievers do:
 3. **candidates**: every fact of the entity; a fact of the article one of its facts
    links to ("the director of X" → his birth place: two hops); and a fact of an article
    whose fact names the entity ("the country whose capital is Luanda" → its currency).
-   A chain must explain a relation word with each of its two keys.
+   A chain must explain a relation word with each of its two keys. When no key of
+   these explains a word of the relation, the facts of the first articles the text
+   search found that the question does not name, each key explaining one ("angola's
+   military reserve" is a fact of Angolan Armed Forces): ranked by the same model,
+   calibrated apart (their best is less often right), and an answer only where the
+   text holds the question (:attr:`~kg_agent.retrieval.base.FactStatement.searched`).
 
 Each candidate is described by the signals the rules used to weigh by hand (how many
 relation words its key explains, whether its value is of the kind asked, the embedder's
@@ -30,7 +35,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,6 +107,13 @@ _VERBS = frozenset(
 _EMBED_MATCH = 0.55  # a relation phrase and a key name this similar: a partial match
 _MAX_CACHED_LABELS = 50_000  # key names and "topic key" texts whose vectors are kept
 _MAX_HOPS_FROM = 12  # link items followed from an entity's best-matching facts
+#: The text search's first articles (of those the question does not name) whose facts
+#: are the candidates when the topics' explain nothing asked: the question may ask the
+#: box of an article it does not name ("angola's military reserve" is Angolan Armed
+#: Forces')
+FOUND_ARTICLES = 3
+#: The text search's articles, or what gives them once the search is done.
+Found = Sequence[str] | Callable[[], Sequence[str]]
 
 #: The noun of what a question of a kind asks: "where was she born" asks a birth
 #: *place*, which its relation phrase ("born") does not say and a key name does.
@@ -134,6 +146,8 @@ class FactCandidate:
     coverage: float
     fit: float
     score: float  # the fact ranker's score (a logit): candidates are ordered by it
+    #: one of the facts of the articles the text search found, not of the topics'
+    searched: bool = False
 
     @property
     def hop(self) -> int:
@@ -330,12 +344,43 @@ class FactRetriever(Retriever):
         return best
 
     # ------------------------------------------------------------------ candidates
-    def candidates(self, query: Query) -> list[FactCandidate]:
-        """Every way the question could be answered from facts, best first."""
+    def candidates(self, query: Query, found: Found = ()) -> list[FactCandidate]:
+        """Every way the question could be answered from facts, best first: the topics'
+        facts (and a hop through them); when no key of those explains a word of the
+        relation, the facts of the first of ``found`` (the text search's articles) that
+        the question does not name ("angola's military reserve" is a fact of Angolan
+        Armed Forces, "angolan national anthem" one of Angola)."""
         q = as_question(query)
         rel = self._relation(q)
         if not rel or q.kind in (AnswerKind.YES_NO, AnswerKind.CHOICE):
             return []
+        pool = self._topic_pool(q, rel)
+        ranked, x = self._ranked(q, rel, pool, searched=False)
+        if not any(c.coverage > 0 for c in ranked):
+            titles = found() if callable(found) else found
+            others = [t for t in titles if t not in q.topics][:FOUND_ARTICLES]
+        else:
+            others = []
+        if others:
+            facts = group_facts(self.store.facts_of(others))
+            by_search, x_search = self._ranked(
+                q, rel, [(tuple(rows), ()) for rows in facts.values()], searched=True
+            )
+            if by_search:
+                ranked, x = by_search, x_search
+        if self.observer is not None and ranked:
+            # in the order of ties, which no model sets: samples in the ranked order
+            # changed with each refit, so the training script could not reproduce them;
+            # its first best (``argmax``) is still the one a tie gives the answer
+            self.observer(q, *x)
+        return ranked
+
+    def _topic_pool(
+        self, q: Question, rel: list[tuple[str, tuple[str, ...]]]
+    ) -> list[tuple[tuple[FactRow, ...], tuple[FactRow, ...]]]:
+        """The topics' facts, a fact of what their facts link to (two hops forward) and
+        a fact of an article whose fact names a topic (two hops back), each with the
+        fact it was reached through."""
         entities = list(q.topics)
         own = group_facts(self.store.facts_of(entities))
         named = list(entities)
@@ -346,7 +391,6 @@ class FactRetriever(Retriever):
         naming = group_facts(
             [r for r in self.store.fact_keys_naming(named) if r.article not in entities]
         )
-        phrase = " ".join(w for w, _ in rel)
         out: list[tuple[tuple[FactRow, ...], tuple[FactRow, ...]]] = []
         # one hop: the entity's own facts
         out += [(tuple(rows), ()) for rows in own.values()]
@@ -377,14 +421,27 @@ class FactRetriever(Retriever):
                 via = targets.get(rows[0].article, ())
                 if via and via[0].key != rows[0].key:
                     out.append((tuple(rows), via))
-        label_of = row_labels([*own.values(), *(rows for rows, via in out if via)])
+        return out
+
+    def _ranked(
+        self,
+        q: Question,
+        rel: list[tuple[str, tuple[str, ...]]],
+        out: list[tuple[tuple[FactRow, ...], tuple[FactRow, ...]]],
+        *,
+        searched: bool,
+    ) -> tuple[list[FactCandidate], tuple[list[FactCandidate], np.ndarray]]:
+        """The candidates of ``out`` ordered by the model, and (for the observer) the
+        same in the order of ties with their features."""
+        phrase = " ".join(w for w, _ in rel)
+        label_of = row_labels([rows for rows, _ in out])
         label_of.update(row_labels([v for _, v in out if v]))
 
         def label(r: FactRow) -> str:
             return label_of.get((r.article, r.sub_box, r.key)) or key_label(r.raw_key)
 
         if not out:
-            return []
+            return [], ([], np.zeros((0, len(FEATURES))))
         labels = [label(rows[0]) for rows, _ in out] + [label(v[0]) for _, v in out if v]
         noun = _KIND_NOUN.get(q.kind)
         of_phrase, of_kind, of_question = self._phrase_vectors(
@@ -424,6 +481,8 @@ class FactRetriever(Retriever):
             coverage, per_key = self._explained(rel, keys, similar, by_table)
             if via and (coverage <= 0 or min(per_key) == 0):
                 continue  # a chain explains a word with each of its two facts
+            if searched and coverage <= 0:
+                continue  # an article the question does not name: its key must say what
             fit = self._fit(answer_rows, q.kind, kinds)
             if fit == 0.0 and all(r.kind == "link" for r in answer_rows):
                 # articles, none of the kind asked: the writer for "when … written", a
@@ -439,11 +498,12 @@ class FactRetriever(Retriever):
             feats["items"] = math.log1p(len(answer_rows))
             feats["key_similarity"] = asked_kind.get(label(first), 0.0)
             feats["echo"] = answer_echo(value, asked)
+            feats["searched"] = 1.0 if searched else 0.0
             kept.append((answer_rows, via, coverage, fit))
             rows_x.append([feats[f] for f in FEATURES])
             dated.append(year)
         if not kept:
-            return []
+            return [], ([], np.zeros((0, len(FEATURES))))
         x = np.asarray(rows_x, dtype=np.float64)
         self._add_agreement(x, [rows for rows, _, _, _ in kept])
         self._add_topic_similarity(
@@ -453,7 +513,9 @@ class FactRetriever(Retriever):
         weights = self.ranker.weights(self.embed is not None)
         scores = weights.scores(x)
         scored = [
-            FactCandidate(rows[0].article, rows[0].key, rows, via, coverage, fit, float(z))
+            FactCandidate(
+                rows[0].article, rows[0].key, rows, via, coverage, fit, float(z), searched
+            )
             for (rows, via, coverage, fit), z in zip(kept, scores, strict=True)
         ]
         # candidates the model cannot tell apart: the latest first (the 2016 estimate
@@ -463,13 +525,7 @@ class FactRetriever(Retriever):
             key=lambda i: (-dated[i], scored[i].hop, scored[i].subject, scored[i].key),
         )
         order = sorted(tie_order, key=lambda i: -round(scored[i].score, 6))  # stable
-        ranked = [scored[i] for i in order]
-        if self.observer is not None:
-            # in the order of ties, which no model sets: samples in the ranked order
-            # changed with each refit, so the training script could not reproduce them;
-            # its first best (``argmax``) is still the one a tie gives the answer
-            self.observer(q, [scored[i] for i in tie_order], x[tie_order])
-        return ranked
+        return [scored[i] for i in order], ([scored[i] for i in tie_order], x[tie_order])
 
     @staticmethod
     def _add_agreement(x: np.ndarray, groups: list[tuple[FactRow, ...]]) -> None:
@@ -506,7 +562,7 @@ class FactRetriever(Retriever):
         """The probability that the best candidate's answer is right (the ranker's
         score, calibrated on held-out questions)."""
         weights = self.ranker.weights(self.embed is not None)
-        return round(weights.probability(best.score), 4)
+        return round(weights.probability(best.score, best.searched), 4)
 
     # ------------------------------------------------------------------ comparisons
     def compared(self, query: Query) -> list[tuple[FactCandidate, str]]:
@@ -560,9 +616,11 @@ class FactRetriever(Retriever):
         return self.store.resolve_title(option, with_text=True)
 
     # ------------------------------------------------------------------ retriever
-    def search(self, query: Query, top_k: int = 10) -> RetrievalResult:
+    def search(self, query: Query, top_k: int = 10, found: Found = ()) -> RetrievalResult:
         """Fact evidence for the best candidate (its first hop too): at most two items;
-        for a choice, each option's fact."""
+        for a choice, each option's fact. ``found``: the text search's articles, best
+        first, or what waits for them (read only when the topics' facts explain
+        nothing: :meth:`candidates`)."""
         q = as_question(query)
         result = RetrievalResult(query=q.text, evidence=[])
         pair = self.compared(q)
@@ -573,10 +631,10 @@ class FactRetriever(Retriever):
                 {"stage": "facts", "compared": [f"{c.subject}.{c.key}" for c, _ in pair]}
             )
             return result
-        found = self.candidates(q)
-        if not found:
+        ranked = self.candidates(q, found)
+        if not ranked:
             return result
-        best = found[0]
+        best = ranked[0]
         conf = self.confidence(best)
         result.trace.append(
             {
@@ -587,7 +645,8 @@ class FactRetriever(Retriever):
                 "coverage": round(best.coverage, 3),
                 "fit": best.fit,
                 "confidence": conf,
-                "candidates": len(found),
+                "candidates": len(ranked),
+                "searched": best.searched,
             }
         )
         if conf < max(self.min_confidence, self.ranker.use_at):
@@ -607,7 +666,7 @@ class FactRetriever(Retriever):
                     show_at,
                 )
             )
-        items.append(_evidence(best.rows, answer, conf, best.hop, show_at))
+        items.append(_evidence(best.rows, answer, conf, best.hop, show_at, best.searched))
         result.evidence = items[: max(1, top_k)]
         return result
 
@@ -618,6 +677,7 @@ def _evidence(
     confidence: float,
     hop: int,
     show_at: float | None = None,
+    searched: bool = False,
 ) -> Evidence:
     first = rows[0]
     label = key_label(first.raw_key) or first.key
@@ -633,6 +693,7 @@ def _evidence(
         rows=tuple(rows),
         hop=hop,
         show_at=show_at,
+        searched=searched,
     )
     return Evidence(
         section_id=f"{first.article}::fact:{first.sub_box}:{first.key}",
@@ -654,8 +715,10 @@ class WithFacts(Retriever):
     On a read-only store (one connection a thread) the fact search runs in a thread of
     its own while the text search runs: its ~15 ms of Kùzu lookups a question (an
     article's facts, the facts naming it, the kinds of what they link to) then add
-    little to a question's time. Both searches are deterministic, so the evidence is
-    the same either way; a store with one connection (a writer's) runs them in turn.
+    little to a question's time. It waits for the text search's articles only when the
+    topics' facts explain nothing asked (:meth:`FactRetriever.candidates`). Both
+    searches are deterministic, so the evidence is the same either way; a store with
+    one connection (a writer's) runs them in turn.
     """
 
     def __init__(self, inner: Retriever, facts: FactRetriever) -> None:
@@ -667,16 +730,20 @@ class WithFacts(Retriever):
 
     def search(self, query: Query, top_k: int = 10) -> RetrievalResult:
         if self.concurrent and getattr(self.facts.store, "read_only", False):
-            pending = _fact_threads().submit(self.facts.search, query, top_k)
+            # the facts' search waits for the text's articles only where it needs them
+            titles: Future[list[str]] = Future()
+            pending = _fact_threads().submit(self.facts.search, query, top_k, titles.result)
             try:
                 found = self.inner.search(query, top_k)
             except BaseException:
+                titles.set_result([])
                 wait([pending])  # never leave a read running on a store being closed
                 raise
+            titles.set_result(_found_titles(found))
             facts = pending.result()
         else:
             found = self.inner.search(query, top_k)
-            facts = self.facts.search(query, top_k)
+            facts = self.facts.search(query, top_k, _found_titles(found))
         if facts.trace:
             found.trace = [*facts.trace, *found.trace]
         if facts.evidence:
@@ -686,6 +753,12 @@ class WithFacts(Retriever):
                 *(e for e in found.evidence if e.section_id not in seen),
             ]
         return found
+
+
+def _found_titles(found: RetrievalResult) -> list[str]:
+    """The first articles of the text search, best first."""
+    titles = dict.fromkeys(e.title for e in found.evidence if e.fact is None)
+    return list(titles)[: FOUND_ARTICLES * 2]
 
 
 _POOL: list[ThreadPoolExecutor] = []

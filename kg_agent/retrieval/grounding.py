@@ -169,6 +169,7 @@ class Grounder:
         self.observer: Callable[[Question, np.ndarray], None] | None = None
 
     def __call__(self, question: Question, evidence: Sequence[Evidence]) -> Grounding:
+        evidence = [ev for ev in evidence if ev.of_the_topic]
         topic = ground(question, self.store, evidence)
         if not question.words:
             return topic

@@ -192,6 +192,8 @@ def test_the_fact_search_beside_the_text_search_finds_what_it_finds_in_turn(
         "Who wrote Animal Farm?",
         "What is the capital of the country whose largest city is Luanda?",
         "How many people live in Algeria?",
+        # the topic's facts explain nothing: the facts wait for the text's articles
+        "How many active troops does Angola's military have?",
     ]
 
     def found(concurrent: bool) -> list[Any]:
@@ -226,6 +228,22 @@ def test_facts_answer_in_bold_with_their_citation(
     assert r.answer.startswith(expected)
     assert r.evidence[0].source == "fact" and r.evidence[0].heading.startswith("infobox: ")
     assert r.citations[0].section_id == r.evidence[0].section_id
+
+
+def test_the_box_of_an_article_the_question_does_not_name_answers(
+    agent: KnowledgeGraphAgent,
+) -> None:
+    # Angola's box says nothing of troops; Angolan Armed Forces, which the search finds,
+    # holds them in its own
+    r = agent.query("How many active troops does Angola's military have?")
+    assert r.answer_candidate == "87,000" and r.answerable
+    fact = r.evidence[0].fact
+    assert fact is not None and fact.searched and fact.subject == "Angolan Armed Forces"
+    trace = next(t for t in r.trace if t["stage"] == "facts")
+    assert (trace["key"], trace["searched"]) == ("active", True)
+    # a found article's fact does not answer what the graph lacks
+    r = agent.query("mozart birthplace")
+    assert not r.answerable and r.short_answer is None
 
 
 def test_the_noun_of_the_question_chooses_the_fact_not_its_verb(

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from kg_agent.evaluation.calibration import NEVER, bold_threshold, platt, wilson_low
+from kg_agent.evaluation.calibration import (
+    NEVER,
+    bold_threshold,
+    platt,
+    platt_shifted,
+    wilson_low,
+)
 
 
 def test_a_lower_bound_of_the_precision_sets_the_bold() -> None:
@@ -42,3 +48,16 @@ def test_platt_makes_scores_probabilities_in_their_order() -> None:
     assert abs(b) < 0.5  # half right at score 0
     assert platt(z, np.ones(200)) == (0.0, 10.0)  # one class: sure, no slope
     assert bold_threshold(np.array([0.99] * 5), np.ones(5)) == NEVER
+
+
+def test_a_shifted_platt_lowers_the_second_kind_it_is_less_often_right() -> None:
+    rng = np.random.default_rng(0)
+    z = np.linspace(-3, 3, 400)
+    s = np.tile([0.0, 1.0], 200)
+    # the second kind is right as if its score were two lower
+    y = (z - 2 * s + rng.normal(0, 1, 400) > 0).astype(float)
+    a, _, c = platt_shifted(z, s, y)
+    assert a > 0 and c < -1.0
+    # none of the second kind: no shift, the plain scaling
+    assert platt_shifted(z, np.zeros(400), y)[2] == 0.0
+    assert platt_shifted(z, np.zeros(400), y)[:2] == platt(z, y)

@@ -47,3 +47,16 @@ def test_a_file_with_an_unknown_feature_is_refused() -> None:
     data["features"] = ["shoe_size"]
     with pytest.raises(ValueError, match="shoe_size"):
         RankerWeights.from_json(data)
+
+
+def test_the_found_articles_candidates_are_calibrated_apart() -> None:
+    w = RankerWeights(
+        ("coverage",), np.zeros(1), np.ones(1), np.ones(1), 0.0, (1.0, 0.0), searched_shift=-2.0
+    )
+    assert w.probability(1.0, searched=True) == pytest.approx(1 / (1 + math.exp(1.0)))
+    assert w.probability(1.0) == pytest.approx(1 / (1 + math.exp(-1.0)))
+    assert RankerWeights.from_json(w.to_json()).to_json() == w.to_json()
+    # a file written before the shift reads as none
+    data = w.to_json()
+    del data["searched_shift"]
+    assert RankerWeights.from_json(data).searched_shift == 0.0

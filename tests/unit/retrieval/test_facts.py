@@ -399,3 +399,74 @@ def test_with_facts_puts_the_facts_before_the_text(
     found = both.search(Question("What is the capital of Alabama?", link=linker.link_any_case))
     assert [e.source for e in found.evidence] == ["fact", "semantic"]
     assert found.trace[0]["stage"] == "facts"
+
+
+ARMED_FORCES = """{{Infobox national military
+| name = Angolan Armed Forces
+| active = 107,000
+| reserve = 30,000
+| conscription = 24 months
+| minister = [[João Lourenço]]
+}}"""
+
+
+@pytest.fixture(scope="module")
+def military() -> MemoryGraph:
+    return MemoryGraph(
+        [
+            _article("Angola", ANGOLA, categories=["Countries in Africa"]),
+            _article("Angolan Armed Forces", ARMED_FORCES, categories=["Military of Angola"]),
+            _article("Luanda", text="Luanda is the capital and largest city of Angola."),
+        ]
+    )
+
+
+def _found(graph: MemoryGraph, text: str, found: object) -> Evidence | None:
+    question = Question(text, link=QuestionEntityLinker(graph).link_any_case)
+    result = FactRetriever(graph).search(question, 10, found)  # type: ignore[arg-type]
+    return result.evidence[-1] if result.evidence else None
+
+
+def test_the_found_articles_facts_answer_what_the_topics_facts_do_not(
+    military: MemoryGraph,
+) -> None:
+    # Angola's box says nothing of troops: the box of the article the search found does
+    asked = "how many active troops does angola's military have"
+    assert _found(military, asked, ()) is None
+    ev = _found(military, asked, ["Angola", "Angolan Armed Forces", "Luanda"])
+    assert ev is not None and ev.fact is not None
+    assert (ev.title, ev.fact.answer, ev.fact.searched) == ("Angolan Armed Forces", "107,000", True)
+    assert not ev.of_the_topic  # the grounding and the support leave it out
+
+
+def test_the_topics_fact_that_explains_the_question_is_kept_and_found_is_not_read(
+    military: MemoryGraph,
+) -> None:
+    asked: list[int] = []
+
+    def titles() -> list[str]:  # what the text search gives, read only when needed
+        asked.append(1)
+        return ["Angolan Armed Forces"]
+
+    ev = _found(military, "what's the capital of angola", titles)
+    assert ev is not None and ev.fact is not None
+    assert (ev.fact.answer, ev.fact.searched, ev.of_the_topic) == ("Luanda", False, True)
+    assert asked == []
+    # a found article's key must say what is asked: none of these does
+    assert _found(military, "who founded angola", titles) is None
+    assert asked == [1]
+
+
+def test_a_found_articles_fact_alone_does_not_make_the_evidence_answer(
+    military: MemoryGraph,
+) -> None:
+    asked = "how many active troops does angola's military have"
+    ev = _found(military, asked, ["Angolan Armed Forces"])
+    assert ev is not None and ev.fact is not None and ev.fact.searched
+    unrelated = Evidence("Luanda::0000", "Luanda", "", "", "Luanda is a city.", 0.3)
+    question = "how many active troops does mozart's military have"
+    reading = read_evidence(question, [(1, ev), (2, unrelated)])
+    assert not reading.answerable and reading.short_answer is None and reading.source != "fact"
+    # the same fact of a named topic answers
+    named = dataclasses.replace(ev, fact=dataclasses.replace(ev.fact, searched=False))
+    assert read_evidence(question, [(1, named), (2, unrelated)]).answerable
