@@ -518,7 +518,11 @@ def _stages(components: GraphComponents, config: AgentConfig) -> list[Stage]:
         stages.append(QualityFilter())
     if config.reranker:
         stages.append(GraphRerank(components.reranker(config.rerank_weights)))
-    stages += [TierOrder(), TopK(config.top_k), Leads(components.store.lead_sections)]
+    stages += [
+        TierOrder(),
+        TopK(config.top_k),
+        Leads(components.store.lead_sections, config.top_k),
+    ]
     return stages
 
 

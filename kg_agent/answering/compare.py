@@ -32,23 +32,28 @@ Decision = tuple[str, tuple[Sentence, ...]]
 
 
 def _option_titles(ctx: Context, option: str) -> list[str]:
-    """The evidence articles an option names: its title, or its title's base name."""
+    """The evidence articles an option names: its title, or its title's base name, else
+    the titles that hold each of its words ("Einstein": Albert Einstein)."""
     want = fold(option).strip()
     exact = [t for t in ctx.text_of if fold(t) == want]
-    return exact or [t for t in ctx.text_of if fold(base_title(t)) == want]
+    based = exact or [t for t in ctx.text_of if fold(base_title(t)) == want]
+    said = set(words(want))
+    return based or [t for t in ctx.text_of if said and said <= set(words(fold(base_title(t))))]
 
 
 def _fact_date(ctx: Context, title: str) -> tuple[tuple[int, int, int], Sentence] | None:
     """The date a choice compares for the article ``title``: a birth or death when the
-    question is about one ("died first", "older"), else the first date it gives."""
+    question is about one ("died first", "older"), else the first date it gives, its
+    lead's first (what the thing is: "Apollo 8 … launched on December 21, 1968"; another
+    section's first date may be of something else: "the first Earth Day in 1970")."""
     shape = ctx.shape
     want_death = "death" in shape.relation or "lived" in shape.question.lower()
     want_birth = "birth" in shape.relation or (
         not want_death and re.search(r"\b(older|younger|oldest|youngest)\b", shape.question, re.I)
     )
-    for s in ctx.sentences:
-        if s.title != title:
-            continue
+    leads = {n for n, ev in ctx.items if ev.is_lead}
+    own = [s for s in ctx.sentences if s.title == title]
+    for s in sorted(own, key=lambda s: s.n not in leads):  # stable: the leads first
         life = lifespan(s.text)
         if life is not None and (want_death or want_birth):
             key = year_of(life[1 if want_death else 0].text)

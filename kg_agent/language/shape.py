@@ -327,6 +327,10 @@ def _options(question: str, words: set[str]) -> tuple[str, ...]:
         if compared:
             after = q.find(",", compared[-1], cut)
             comma = after if after >= 0 else comma
+            if comma < compared[0] and not q[compared[0] :].lower().startswith(" than "):
+                # no comma after the comparison ("which mission lasted longer apollo 8
+                # or apollo 11", as people type): the options begin after its word
+                comma = compared[0]
         quoted = _QUOTED_END.search(q, 0, cut), _QUOTED_START.match(q, cut + 4)
         if quoted[0] is not None and quoted[1] is not None:  # 'first "A" or "B"'
             return (quoted[0].group(1).strip(), quoted[1].group(1).strip())

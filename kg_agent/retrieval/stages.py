@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from kg_agent.language.nationality import compares_countries
 from kg_agent.language.question import Question
+from kg_agent.language.shape import AnswerKind
 from kg_agent.language.tokens import fold, words
 from kg_agent.retrieval.base import Evidence, RetrievalResult, evidence_tier, is_graph_found
 from kg_agent.retrieval.quality import CONTENT_QUALITY_THRESHOLD, score_section_quality
@@ -127,18 +128,26 @@ class TopK:
 
 class Leads:
     """For a question that compares named things' countries ("Are A and B from the same
-    country?"): the lead section of each named article the evidence holds only other
-    sections of, added after it. Only a lead says what a thing is ("an American general");
-    the section the search found may name where it was ("his youth in Indiana"). After
-    the top-k cut, and only for articles already found: the ranking is the same."""
+    country?") or chooses between them ("which came first, A or B"): the lead section of
+    each named article the evidence holds only other sections of, added after it. Only a
+    lead says what a thing is ("an American general", "launched on December 21, 1968");
+    the section the search found may name where it was ("his youth in Indiana") or
+    another thing's date. After the top-k cut, and only for articles already found: the
+    ranking is the same, and with ``k`` the leads take the place of the last evidence of
+    the articles the question does not name (the evidence stays ``k`` items)."""
 
     name = "leads"
 
-    def __init__(self, lead_sections: Callable[[Sequence[str]], Mapping[str, SectionHit]]) -> None:
+    def __init__(
+        self,
+        lead_sections: Callable[[Sequence[str]], Mapping[str, SectionHit]],
+        k: int | None = None,
+    ) -> None:
         self.lead_sections = lead_sections
+        self.k = k
 
     def apply(self, question: Question, result: RetrievalResult) -> RetrievalResult:
-        if not compares_countries(question.shape):
+        if not (compares_countries(question.shape) or question.kind is AnswerKind.CHOICE):
             return result
         found = list(dict.fromkeys(ev.title for ev in result.evidence))
         have = {ev.section_id for ev in result.evidence}
@@ -154,8 +163,17 @@ class Leads:
             Evidence.from_hit(hit, 0.0, source="entity", raw=hit.score)
             for hit in self.lead_sections(want).values()
         ]
-        entry = {"stage": self.name, "added": [ev.section_id for ev in leads]}
-        return passed(result, [*result.evidence, *leads], entry)
+        kept = list(result.evidence)
+        entry: dict[str, Any] = {"stage": self.name, "added": [ev.section_id for ev in leads]}
+        if self.k is not None:
+            leads = leads[: self.k]
+            over = len(kept) + len(leads) - self.k
+            if over > 0:  # the last of the articles the question does not name go first
+                order = sorted(range(len(kept)), key=lambda i: (kept[i].title in named, -i))
+                gone = set(order[:over])
+                entry["dropped"] = [kept[i].section_id for i in sorted(gone)]
+                kept = [ev for i, ev in enumerate(kept) if i not in gone]
+        return passed(result, [*kept, *leads], entry)
 
 
 def run_stages(question: Question, result: RetrievalResult, stages: list[Stage]) -> RetrievalResult:

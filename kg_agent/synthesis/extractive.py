@@ -14,6 +14,7 @@ import re
 from kg_agent.answering import OfflineReading, read_evidence
 from kg_agent.answering.evidence import Sentence
 from kg_agent.answering.reader import MAX_ANSWER_WORDS
+from kg_agent.language.shape import AnswerKind
 from kg_agent.language.tokens import fold
 from kg_agent.synthesis.context import NumberedEvidence
 
@@ -69,10 +70,14 @@ def _supporting(reading: OfflineReading) -> list[Sentence]:
     """The sentences that state the shown answer, prose before the infobox line that
     restates it; neighbours of the topic that do not ("From 1826 to 1846, Tuscaloosa
     served as the capital" beside Montgomery) are left out. All of them when the answer
-    is not shown, or no sentence states it."""
+    is not shown, or no sentence states it; for a choice, the sentences it compares (one
+    option's birth date is no reason without the other's)."""
     answer = reading.short_answer
     if not (answer and reading.shown):
         return reading.sentences
+    if reading.shape.kind is AnswerKind.CHOICE:
+        compared = [s for s in reading.sentences if s.n in reading.short_cites]
+        return compared or reading.sentences
     pattern = re.compile(rf"(?<!\w){re.escape(fold(answer))}(?!\w)")
     stating = [s for s in reading.sentences if pattern.search(fold(s.text))]
     prose = [s for s in stating if not _is_fact_line(s)]

@@ -22,6 +22,7 @@ from kg_agent.cypher_packs import CypherPackError
 from kg_agent.embedding import Embedder
 from kg_agent.exceptions import DatabaseNotFoundError, InvalidArgumentError
 from kg_agent.ingest.pipeline import LoadOptions, load_source
+from kg_agent.language.shape import AnswerKind, analyse
 from kg_agent.retrieval.quality import CONTENT_QUALITY_THRESHOLD, score_section_quality
 from kg_agent.retrieval.semantic import SemanticRetriever
 from kg_agent.synthesis.extractive import EXTRACTIVE_LABEL
@@ -156,13 +157,17 @@ def test_no_key_means_offline(agent: KnowledgeGraphAgent, answers: dict[str, Que
         assert r.mode == "extractive"
         assert r.warnings == []
         assert r.usage["calls"] == 0 and r.usage["failures"] == 0
-        # a question an infobox may answer first records the facts the retriever read
+        # a question an infobox may answer first records the facts the retriever read,
+        # and a choice the leads of its options that the search found other sections of
         stages = [s["stage"] for s in r.trace if s["stage"] != "facts"]
+        leads = ["leads"] if "leads" in stages else []
+        assert not leads or analyse(r.question).kind is AnswerKind.CHOICE, r.question
         assert stages == [
             "retrieve",
             "quality_filter",
             "rerank",
             "tier_order",
+            *leads,
             "grounding",
             "synthesis",
         ]
@@ -238,7 +243,11 @@ def test_default_evidence_is_reranked_and_grouped_by_article(
 ) -> None:
     for r in answers.values():
         assert 1 <= len(r.evidence) <= 8
-        assert all("rerank" in e.scores and "quality" in e.scores for e in r.evidence)
+        # every section the search ranked was filtered and reranked; a lead the leads
+        # stage added after the cut (a choice's options) was not ranked
+        added = {i for s in r.trace if s["stage"] == "leads" for i in s["added"]}
+        ranked = [e for e in r.evidence if e.section_id not in added]
+        assert ranked and all("rerank" in e.scores and "quality" in e.scores for e in ranked)
         # the cited come first, [1]..[k] as the answer cites them; the rest keep the
         # numbering's order: grouped by article
         k = len(r.citations)

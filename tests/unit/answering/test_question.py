@@ -67,6 +67,23 @@ def test_a_choice_names_its_options_and_which_end_wins() -> None:
     assert quoted.options == ("The Guest", "You're Next")
 
 
+def test_a_choice_typed_without_a_comma_reads_its_options_after_the_comparison() -> None:
+    typed = analyse("which mission lasted longer apollo 8 or apollo 11")
+    assert (typed.kind, typed.options) == (AnswerKind.CHOICE, ("apollo 8", "apollo 11"))
+    colon = analyse("Who was born first: Einstein or Schopenhauer?")
+    assert colon.options == ("Einstein", "Schopenhauer") and colon.latest is False
+    # the first comparative, not one inside an option ("john more")
+    assert analyse("who was born first john more or thomas less").options == (
+        "john more",
+        "thomas less",
+    )
+    # a comma after the comparison still starts the options ("The First 7Th Night")
+    film = analyse("Which film was released first, The First 7Th Night or Aansoo Ban Gaye Phool?")
+    assert film.options == ("The First 7Th Night", "Aansoo Ban Gaye Phool")
+    # "longer than X or not" names no options
+    assert analyse("is the amazon longer than the nile or not").options == ()
+
+
 def test_a_yes_no_form_with_two_names_is_a_choice() -> None:
     born = analyse("Was Louise Of Hesse-Kassel or Viktor Šiljeg born first?")
     assert born.kind is AnswerKind.CHOICE

@@ -92,6 +92,25 @@ def test_a_choice_compares_the_options_dates() -> None:
     assert quoted.short_answer == "Alien"
 
 
+def test_a_choice_by_date_reads_each_options_lead_before_its_other_sections() -> None:
+    # another section of Apollo 8, found first, dates something else (the first Earth Day)
+    other = Evidence(
+        "Apollo 8::0007",
+        "Apollo 8",
+        "Legacy",
+        "Legacy",
+        "It has been credited with inspiring the first Earth Day in 1970.",
+        0.6,
+    )
+    lead_8 = ev("Apollo 8", "Apollo 8 was launched on December 21, 1968.")
+    lead_11 = ev("Apollo 11", "Apollo 11 was launched on July 16, 1969.")
+    reading = read_evidence(
+        "which came first apollo 8 or apollo 11", numbered(other, lead_11, lead_8)
+    )
+    assert reading.short_answer == "apollo 8"
+    assert "1968" in " ".join(s.text for s in reading.sentences)
+
+
 def test_a_choice_about_a_linked_person_reads_that_persons_dates() -> None:
     other_film = ev(
         "Namus (film)",

@@ -147,6 +147,24 @@ def test_leads_are_added_after_the_evidence_for_a_comparison_of_countries() -> N
         "Ana Ruiz::0000",
     ]
     assert out.trace[-1] == {"stage": "leads", "added": ["Ana Ruiz::0000"]}
+    # a choice between them: their leads too (what each is, and its date)
+    choice = stage.apply(Question("who was born first ana ruiz or tom hale"), result)
+    assert choice.trace[-1] == {"stage": "leads", "added": ["Ana Ruiz::0000"]}
+    # with a top k, a lead takes the place of the last evidence of an article the
+    # question does not name, never of the other option's
+    noise = _ev("Lima", "Lima is a city.", 0.5, "semantic")
+    crowded = RetrievalResult("", [*found, noise])
+    capped = Leads(graph.lead_sections, 3).apply(q, crowded)
+    assert [e.section_id for e in capped.evidence] == [
+        "Ana Ruiz::0001",
+        "Tom Hale::0000",
+        "Ana Ruiz::0000",
+    ]
+    assert capped.trace[-1] == {
+        "stage": "leads",
+        "added": ["Ana Ruiz::0000"],
+        "dropped": ["Lima::0000"],
+    }
     # another question is passed on as it came
     other = Question("Are Ana Ruiz and Tom Hale in the same family?")
     assert stage.apply(other, result) is result

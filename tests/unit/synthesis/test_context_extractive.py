@@ -257,6 +257,25 @@ def test_a_shown_answer_is_written_once_then_the_sentences_that_state_it() -> No
     assert "Tuscaloosa" in text and "Montgomery [1]." not in text
 
 
+def test_a_choice_shows_both_sentences_it_compares() -> None:
+    from kg_agent.answering import OfflineReading, analyse
+    from kg_agent.answering.evidence import Sentence
+    from kg_agent.synthesis.extractive import format_reading
+
+    question = "Who was born first, Aldous Huxley or Allan Dwan?"
+    huxley = Sentence(1, 0, "Aldous Huxley — birth date: 26 July 1894.", "Aldous Huxley")
+    dwan = Sentence(2, 0, "Allan Dwan — birth date: 3 April 1885.", "Allan Dwan")
+    other = Sentence(3, 0, "Dwan directed films.", "Allan Dwan")
+    reading = OfflineReading(
+        analyse(question), [huxley, dwan, other], "Allan Dwan", (1, 2), confidence=0.95
+    )
+    text = format_reading(reading)
+    assert text == (
+        f"Allan Dwan [1] [2]. {EXTRACTIVE_LABEL}: Aldous Huxley — birth date: 26 July 1894. [1] "
+        "Allan Dwan — birth date: 3 April 1885. [2]"
+    )
+
+
 def test_an_unsure_answer_quotes_the_sentences_and_claims_nothing() -> None:
     """The look-ups find what the question names but the grounding model doubts it:
     the sentences are shown, labelled, with no short answer, and it is not answerable."""
