@@ -578,7 +578,8 @@ class FactRetriever(Retriever):
             return []
         option_words = {w.lower() for o in options for w in content_tokens(fold(o))}
         rel = [(w, m) for w, m in self._relation(q) if w not in option_words]
-        said = [(w, m) for w, m in rel if w not in _COMPARATIVES]
+        # "which *country* is bigger": the options' type names no fact compared
+        said = [(w, m) for w, m in rel if w not in _COMPARATIVES and w not in _TYPE_WORDS]
         rel = said or [(w, _COMPARATIVES[w]) for w, _ in rel if w in _COMPARATIVES]
         if not rel:
             return []

@@ -23,6 +23,7 @@ from kg_agent.agent import KnowledgeGraphAgent
 from kg_agent.answering.reader import SHOW_THRESHOLD
 from kg_agent.cli import main
 from kg_agent.embedding import Embedder
+from kg_agent.evaluation.trust import matches
 from kg_agent.ingest.pipeline import LoadOptions, LoadReport, load_source
 from kg_agent.retrieval.fact_ranker import FactRanker
 from kg_agent.retrieval.facts import WithFacts
@@ -35,6 +36,9 @@ from tests.support.server import running_server
 CAPITAL = "What is the capital of Alabama?"
 QUESTIONS = Path(__file__).resolve().parents[1] / "questions" / "enwiki_sample.json"
 COUNTRY_QUESTIONS = QUESTIONS.with_name("enwiki_countries.json")
+CHOICE_QUESTIONS = QUESTIONS.with_name("enwiki_choices.json")
+#: of its 12, answered on this graph (no vectors), all right (11 on the sample with vectors)
+N_CHOICES_ANSWERED = 10
 
 
 @pytest.fixture(scope="module")
@@ -292,6 +296,21 @@ def test_country_questions_are_answered_right_or_not_at_all(agent: KnowledgeGrap
     got = [(agent.query(q["question"]).answer_candidate, q["answers"][0]) for q in questions]
     assert [g for g in got if g[0] is not None and g[0] != g[1]] == []
     assert sum(answer == gold for answer, gold in got) >= 12
+
+
+def test_choices_typed_without_a_comma_are_answered_right_or_not_at_all(
+    agent: KnowledgeGraphAgent,
+) -> None:
+    # tests/questions/enwiki_choices.json: "which came first apollo 8 or apollo 11" as
+    # people type it; a choice in bold names the right one of the two options, citing
+    # what it compares
+    questions = json.loads(CHOICE_QUESTIONS.read_text(encoding="utf-8"))
+    results = [(agent.query(q["question"]), q) for q in questions]
+    for r, q in results:
+        if r.short_answer is not None:
+            assert matches(r.short_answer, q["answers"]), q["question"]
+            assert r.citations, q["question"]
+    assert sum(r.short_answer is not None for r, _ in results) >= N_CHOICES_ANSWERED
 
 
 @pytest.mark.parametrize(

@@ -270,6 +270,17 @@ def test_a_choice_reads_each_options_fact(graph: MemoryGraph, linker: QuestionEn
         list(enumerate(first.evidence, 1)),
     )
     assert reading.short_answer == "Alabama"
+    # the options' type ("which country") names no fact compared, typed with or without
+    # the comma
+    for typed in (
+        "which country is bigger algeria or angola",
+        "Which country is bigger, Algeria or Angola?",
+    ):
+        found = ask(graph, linker, typed)
+        assert [(e.title, e.fact and e.fact.key) for e in found.evidence] == [
+            ("Algeria", "areakm2"),
+            ("Angola", "areakm2"),
+        ], typed
 
 
 def test_no_fact_for_a_relation_no_key_names(
