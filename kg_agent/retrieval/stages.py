@@ -164,9 +164,10 @@ class Leads:
             for hit in self.lead_sections(want).values()
         ]
         kept = list(result.evidence)
-        entry: dict[str, Any] = {"stage": self.name, "added": [ev.section_id for ev in leads]}
         if self.k is not None:
             leads = leads[: self.k]
+        entry: dict[str, Any] = {"stage": self.name, "added": [ev.section_id for ev in leads]}
+        if self.k is not None:
             over = len(kept) + len(leads) - self.k
             if over > 0:  # the last of the articles the question does not name go first
                 order = sorted(range(len(kept)), key=lambda i: (kept[i].title in named, -i))

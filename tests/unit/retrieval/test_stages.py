@@ -165,6 +165,11 @@ def test_leads_are_added_after_the_evidence_for_a_comparison_of_countries() -> N
         "added": ["Ana Ruiz::0000"],
         "dropped": ["Lima::0000"],
     }
+    # a top k of one and two leads wanted: the one it has room for, and the trace says so
+    others = [found[0], dataclasses.replace(found[1], section_id="Tom Hale::0001")]
+    tight = Leads(graph.lead_sections, 1).apply(q, RetrievalResult("", others))
+    assert len(tight.evidence) == 1 and tight.evidence[0].section_id.endswith("::0000")
+    assert tight.trace[-1]["added"] == [tight.evidence[0].section_id]
     # another question is passed on as it came
     other = Question("Are Ana Ruiz and Tom Hale in the same family?")
     assert stage.apply(other, result) is result
