@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from kg_agent.answering import read_evidence
+from kg_agent.answering import OfflineReading, analyse, read_evidence
+from kg_agent.answering.evidence import Sentence
 from kg_agent.language.tokens import split_sentences
 from kg_agent.retrieval.base import Evidence
 from kg_agent.synthesis.context import Citation, MultiDocSynthesizer, NumberedEvidence
@@ -15,6 +16,7 @@ from kg_agent.synthesis.extractive import (
     NOT_IN_GRAPH,
     NOT_SURE,
     extractive_answer,
+    format_reading,
 )
 from kg_agent.synthesis.synthesizer import ExtractiveSynthesizer
 
@@ -235,10 +237,6 @@ def test_renumbered_rewrites_grouped_and_ranged_markers() -> None:
 
 
 def test_a_shown_answer_is_written_once_then_the_sentences_that_state_it() -> None:
-    from kg_agent.answering import OfflineReading, analyse
-    from kg_agent.answering.evidence import Sentence
-    from kg_agent.synthesis.extractive import format_reading
-
     question = "What is the capital of Alabama?"
     fact = Sentence(1, 0, "Alabama — capital: Montgomery.", "Alabama")
     former = Sentence(2, 0, "From 1826 to 1846, Tuscaloosa served as the capital.", "Alabama")
@@ -258,10 +256,6 @@ def test_a_shown_answer_is_written_once_then_the_sentences_that_state_it() -> No
 
 
 def test_a_choice_shows_both_sentences_it_compares() -> None:
-    from kg_agent.answering import OfflineReading, analyse
-    from kg_agent.answering.evidence import Sentence
-    from kg_agent.synthesis.extractive import format_reading
-
     question = "Who was born first, Aldous Huxley or Allan Dwan?"
     huxley = Sentence(1, 0, "Aldous Huxley — birth date: 26 July 1894.", "Aldous Huxley")
     dwan = Sentence(2, 0, "Allan Dwan — birth date: 3 April 1885.", "Allan Dwan")
