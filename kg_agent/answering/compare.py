@@ -23,7 +23,7 @@ from kg_agent.answering.evidence import (
 from kg_agent.answering.kinship import answer_name, follow
 from kg_agent.language.nationality import compares_countries, countries, same_country
 from kg_agent.language.shape import QUANTITY_WORDS, AnswerKind, QuestionShape, stem
-from kg_agent.language.spans import dates, lifespan, names, numbers, year_of
+from kg_agent.language.spans import dates, duration, lifespan, names, numbers, year_of
 from kg_agent.language.tokens import STOP_WORDS, content_matches, content_tokens, fold, words
 
 __all__ = ["choose", "in_common", "relatives_of_relatives", "yes_no"]
@@ -98,7 +98,8 @@ def _choose_by_facts(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
                 continue
             dated = bool(ev.fact.rows) and ev.fact.rows[0].kind in ("date", "year")
             date = year_of(ev.fact.answer) if dated else None
-            number = _number_value(ev.fact.answer)
+            lasted = duration(ev.fact.answer)  # "100 minutes" against "2 hours"
+            number = lasted if lasted is not None else _number_value(ev.fact.answer)
             key: tuple[float, int, int] | None = None
             if date is not None:
                 key = (float(date[0]), date[1], date[2])
@@ -118,12 +119,18 @@ def _choose_by_facts(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
     return shape.options[pick], (keyed[0][1], keyed[1][1])
 
 
-def choose(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
-    """The option the question's comparison picks, and the sentences it rests on: by the
-    options' infobox facts when there are, else by what their text says."""
+def choose(ctx: Context) -> tuple[Decision, str] | None:
+    """The option the question's comparison picks, the sentences it rests on, and how:
+    the reader's source, each one's confidence measured on the dev sets (the reader's
+    ``SOURCE_CONFIDENCE``). "compared": by the options' infobox facts when there are,
+    else by the dates their text writes, or for a choice without a comparative ("which
+    is from Japan") by which article holds more of its words; "counted": by the first
+    number of a sentence that shares a word with the question ("more species");
+    "matched": a comparative whose values the evidence lacks for an option, guessed by
+    the words."""
     by_facts = _choose_by_facts(ctx)
     if by_facts is not None:
-        return by_facts
+        return by_facts, "compared"
     shape = ctx.shape
     asked = set(words(shape.question))
     # "longer", "more" compare numbers, except where the question is about time
@@ -150,12 +157,15 @@ def choose(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
                 break
         facts.append(fact)
     if shape.latest is None or any(f is None for f in facts):
-        return _choose_by_words(ctx)
+        by_words = _choose_by_words(ctx)
+        how = "compared" if shape.latest is None else "matched"
+        return None if by_words is None else (by_words, how)
     keys = [f[0] for f in facts if f is not None]
     if keys[0] == keys[1]:
         return None
     pick = keys.index(max(keys) if shape.latest else min(keys))
-    return shape.options[pick], tuple(f[1] for f in facts if f is not None)
+    basis = tuple(f[1] for f in facts if f is not None)
+    return (shape.options[pick], basis), "counted" if quantity else "compared"
 
 
 _TIME_WORDS = frozenset(
@@ -190,6 +200,7 @@ def _fact_number(ctx: Context, title: str) -> tuple[tuple[float, int, int], Sent
     """The quantity a "longer/more" choice compares for ``title``: the first number in
     its sentences that share a word with the question besides the options' names."""
     option_stems = {w for o in ctx.shape.options for w in stems_of(o)}
+    named = {w for o in (*ctx.shape.options, title) for w in words(o)}
     want = set(ctx.q_stems - option_stems)
     # "shorter" is measured as a length is written ("6,400 km long"), "higher" as "highest"
     want |= {_SCALE[w] for w in want if w in _SCALE}
@@ -197,10 +208,17 @@ def _fact_number(ctx: Context, title: str) -> tuple[tuple[float, int, int], Sent
         if s.title != title or not _shared(want, stems_of(s.text)):
             continue
         for span in numbers(s.text):
+            if s.text[span.end : span.end + 2].lower() in _ORDINAL:
+                continue  # a rank ("the 30th-most extensive"), of what the words say
+            if span.text in named:
+                continue  # a number of a name ("Apollo 8"), no measure of it
             value = _number_value(span.text)
             if value is not None:
                 return (value, 0, 0), s
     return None
+
+
+_ORDINAL = frozenset(["st", "nd", "rd", "th"])
 
 
 #: A comparative's measure, as a sentence writes it ("shorter": "6,400 km long").
@@ -272,7 +290,7 @@ def _shared(want: set[str], have: set[str]) -> int:
     return sum(1 for w in want if w in have or (len(w) >= 4 and any(h.startswith(w) for h in have)))
 
 
-def _choose_by_words(ctx: Context) -> tuple[str, tuple[Sentence, ...]] | None:
+def _choose_by_words(ctx: Context) -> Decision | None:
     """A choice without dates: the option whose article holds more of the question's
     other words ("Which film is from Japan, A or B?")."""
     shape = ctx.shape

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Span", "dates", "lifespan", "names", "numbers", "year_of"]
+__all__ = ["Span", "dates", "duration", "lifespan", "names", "numbers", "year_of"]
 
 _MONTHS = (
     "January|February|March|April|May|June|July|August|September|October|November|December"
@@ -50,6 +50,23 @@ _NAME = re.compile(
     rf"|(?: \d+(?:st|nd|rd|th)?\b(?!,? \d)))*"
 )
 _YEAR = re.compile(r"\b(\d{1,4})\b(?= ?(?:BC|BCE|AD|CE)\b)|\b(?:AD|CE) (\d{1,4})\b|\b(\d{3,4})\b")
+
+
+_DURATION_PART = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(weeks?|days?|hours?|hrs?|minutes?|mins?|seconds?|secs?)\b", re.I
+)
+_SECONDS = {"w": 604_800.0, "d": 86_400.0, "h": 3_600.0, "m": 60.0, "s": 1.0}
+_BETWEEN_PARTS = re.compile(r"(?:[\s,;]|\band\b)*")
+
+
+def duration(text: str) -> float | None:
+    """The seconds of a duration written in parts, as boxes write them ("8 days, 3 hours,
+    18 minutes, 35 seconds", "100 minutes"); None when ``text`` is anything else (a plain
+    number, or a duration with other words: "2 hours (orbital)" is no comparable value)."""
+    parts = list(_DURATION_PART.finditer(text))
+    if not parts or not _BETWEEN_PARTS.fullmatch(_DURATION_PART.sub("", text)):
+        return None
+    return sum(float(m.group(1)) * _SECONDS[m.group(2)[0].lower()] for m in parts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ import numpy as np
 from kg_agent.language.question import Question, as_question
 from kg_agent.language.relations import KIND_KEY_WORDS, key_label, key_terms, relation_terms
 from kg_agent.language.shape import AnswerKind
-from kg_agent.language.spans import dates
+from kg_agent.language.spans import dates, duration
 from kg_agent.language.tokens import content_tokens, content_words, fold
 from kg_agent.retrieval.base import (
     Evidence,
@@ -184,6 +184,7 @@ _COMPARATIVES: dict[str, tuple[str, ...]] = {
     ),
     **dict.fromkeys(["more", "fewer", "populous"], ("population",)),
     **dict.fromkeys(["taller", "higher"], ("elevation", "height")),
+    **dict.fromkeys(["longer", "shorter"], ("length", "duration", "runtime")),
 }
 #: Key words of facts compared as dates.
 _DATE_KEYS = frozenset(
@@ -205,11 +206,12 @@ _DATE_KEYS = frozenset(
 
 
 def _comparable(rows: Sequence[FactRow], dated: bool) -> str | None:
-    """The item of a fact a comparison reads: its first date (for a date) or number."""
+    """The item of a fact a comparison reads: its first date (for a date) or number (a
+    duration in parts is one: "6 days, 3 hours, 42 minutes")."""
     for r in rows:
         if dated and r.kind in ("date", "year") and r.item:
             return r.item
-        if not dated and r.kind == "number" and r.item:
+        if not dated and r.item and (r.kind == "number" or duration(r.item) is not None):
             return r.item
     return None
 
@@ -580,13 +582,26 @@ class FactRetriever(Retriever):
         rel = [(w, m) for w, m in self._relation(q) if w not in option_words]
         # "which *country* is bigger": the options' type names no fact compared
         said = [(w, m) for w, m in rel if w not in _COMPARATIVES and w not in _TYPE_WORDS]
-        rel = said or [(w, _COMPARATIVES[w]) for w, _ in rel if w in _COMPARATIVES]
+        measure = [(w, _COMPARATIVES[w]) for w, _ in rel if w in _COMPARATIVES]
+        # the question's other words name the facts compared, else its comparative does
+        # ("which *lasted* longer": no key is "lasted"; a duration is longer)
+        for words in (said, measure) if said else (measure,):
+            out = self._compared_by(words, [str(t) for t in titles])
+            if out:
+                return out
+        return []
+
+    def _compared_by(
+        self, rel: list[tuple[str, tuple[str, ...]]], titles: list[str]
+    ) -> list[tuple[FactCandidate, str]]:
+        """Each title's fact that best explains ``rel`` with a comparable value, and the
+        value: both or none."""
         if not rel:
             return []
         dated = any(m in _DATE_KEYS for _, means in rel for m in means)
         out = []
         for title in titles:
-            groups = group_facts(self.store.facts_of([str(title)]))
+            groups = group_facts(self.store.facts_of([title]))
             years = fact_years([r for rows in groups.values() for r in rows])
             best: tuple[float, FactCandidate, str] | None = None
             for rows in groups.values():

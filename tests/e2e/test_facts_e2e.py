@@ -37,8 +37,9 @@ CAPITAL = "What is the capital of Alabama?"
 QUESTIONS = Path(__file__).resolve().parents[1] / "questions" / "enwiki_sample.json"
 COUNTRY_QUESTIONS = QUESTIONS.with_name("enwiki_countries.json")
 CHOICE_QUESTIONS = QUESTIONS.with_name("enwiki_choices.json")
-#: of its 12, answered on this graph (no vectors), all right (11 on the sample with vectors)
-N_CHOICES_ANSWERED = 10
+#: of its 12, answered in bold on this graph (no vectors), all right (9 on the sample with
+#: vectors); a comparative the dates do not decide is a guess ("matched"), never in bold
+N_CHOICES_ANSWERED = 9
 
 
 @pytest.fixture(scope="module")

@@ -932,3 +932,55 @@ def test_a_box_line_is_one_sentence_whatever_its_value_writes() -> None:
     box.fact = fact
     ctx = Context(analyse("who was lincoln's wife"), numbered(box))
     assert [s.text for s in ctx.sentences] == [line]  # not cut after "(m."
+
+
+def test_a_choice_the_values_do_not_decide_is_a_guess_never_shown_in_bold() -> None:
+    # ranks are no quantities ("30th-most extensive"), nor the number of a name ("Apollo
+    # 8"): the two sentences hold no measure of either, so nothing is compared
+    alabama = ev(
+        "Alabama",
+        "Alabama is the 30th-most extensive and the 24th-most populous of the 50 United States.",
+    )
+    alaska = ev(
+        "Alaska",
+        "Alaska is the largest state by area, the 3rd least populous of the 50 United States.",
+    )
+    ranked = read_evidence("Which is more populous, Alabama or Alaska?", numbered(alabama, alaska))
+    assert not ranked.shown and ranked.source != "counted"
+    apollo8 = ev("Apollo 8", "Apollo 8 was the second manned mission of the Apollo program.")
+    apollo11 = ev("Apollo 11", "Apollo 11 was the fifth manned mission of the Apollo program.")
+    named = read_evidence(
+        "Which mission lasted longer, Apollo 8 or Apollo 11?", numbered(apollo8, apollo11)
+    )
+    assert not named.shown and named.source != "counted"
+    # the option whose text writes more of the question's words is a guess, not a count
+    young = ev("Alaska", "Many of its young people leave the state after high school.")
+    south = ev("Alabama", "Alabama is a state in the southeastern United States.")
+    people = read_evidence("Which has more people, Alabama or Alaska?", numbered(south, young))
+    assert people.source == "matched" and not people.shown
+    # the first numbers of two sentences: read, and kept below the bold
+    nile = ev("Nile", "The Nile is 6,650 km long.")
+    amazon = ev("Amazon River", "The Amazon River is 6,400 km long.")
+    river = read_evidence("Which river is longer, Nile or Amazon River?", numbered(nile, amazon))
+    assert (river.short_answer, river.source, river.shown) == ("Nile", "counted", False)
+    # a choice between two dates the text writes stays in bold
+    a = ev("Alien (film)", "Alien is a 1979 science fiction horror film directed by Ridley Scott.")
+    b = ev("Blade Runner", "Blade Runner is a 1982 science fiction film directed by Ridley Scott.")
+    dated = read_evidence("Which film came out first, Blade Runner or Alien?", numbered(b, a))
+    assert (dated.short_answer, dated.source, dated.shown) == ("Alien", "compared", True)
+
+
+def test_a_choice_shows_both_sentences_it_compared_however_long() -> None:
+    long_lead = (
+        "Muztagh Ata, or Muztagata (literally 'ice-mountain-father'), is the second highest "
+        "(7509 metres) of the mountains which form the northern edge of the Tibetan Plateau, "
+        "and it is sometimes described as the easiest 7,000 metre peak in the world to climb, "
+        "its slopes gentle enough for skis on the way down from the summit for most of those "
+        "who try it in the summer."
+    )
+    assert len(long_lead.split()) > 60  # with the other sentence, over half again the budget
+    ata = ev("Muztagh Ata", long_lead)
+    manaslu = ev("Manaslu", "Manaslu is the eighth highest mountain in the world at 8163 m.")
+    peak = read_evidence("Which peak is higher, Muztagh Ata or Manaslu?", numbered(ata, manaslu))
+    assert peak.short_answer == "Manaslu"
+    assert {s.title for s in peak.sentences} == {"Muztagh Ata", "Manaslu"}

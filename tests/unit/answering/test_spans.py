@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kg_agent.language.spans import dates, lifespan, names, numbers, year_of
+from kg_agent.language.spans import dates, duration, lifespan, names, numbers, year_of
 
 
 def test_dates_in_their_usual_forms() -> None:
@@ -80,3 +80,13 @@ def test_a_lifespan_takes_a_year_alone_of_three_or_four_digits() -> None:
     # a range of other numbers, or one date, is not a life
     assert texts("The book (pages 12 – 34) says so.") is None
     assert texts("Ada (born 1815) wrote it.") is None
+
+
+def test_a_duration_in_parts_is_its_seconds_and_nothing_else_is_one() -> None:
+    assert duration("6 days, 3 hours, 42 minutes") == 6 * 86_400 + 3 * 3_600 + 42 * 60
+    assert duration("2 days and 4 hours") == duration("52 hours") == 187_200
+    assert duration("100 minutes") == 6_000
+    # a length, a bare number and a duration among other words are no duration
+    assert duration("8163 m") is None
+    assert duration("12") is None
+    assert duration("about 3 days") is None

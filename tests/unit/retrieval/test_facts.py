@@ -94,6 +94,17 @@ ARISTOTLE = """{{Infobox philosopher
 |[[Stagira (ancient city)|Stagira]],<br/>Chalcidice ([[Chalkidiki]])}}
 }}"""
 
+APOLLO_8 = """{{Infobox spaceflight
+| name = Apollo 8
+| mission_duration = 6 days, 3 hours, 42 minutes
+| orbit_period = 2 hours
+}}"""
+APOLLO_11 = """{{Infobox spaceflight
+| name = Apollo 11
+| mission_duration = 8 days, 3 hours, 18 minutes, 35 seconds
+| orbit_period = 2 hours
+}}"""
+
 
 def _article(title: str, box: str = "", text: str = "", **kw: object) -> MemoryArticle:
     lead = text or f"{title} is an article of the test graph about {title}."
@@ -115,6 +126,8 @@ def graph() -> MemoryGraph:
             _article("Actrius", ACTRIUS, categories=["1997 films"]),
             _article("Abraham Lincoln", LINCOLN, categories=["1809 births"]),
             _article("Animal Farm", ANIMAL_FARM, categories=["1945 novels"]),
+            _article("Apollo 8", APOLLO_8, categories=["1968 in spaceflight"]),
+            _article("Apollo 11", APOLLO_11, categories=["1969 in spaceflight"]),
             _article("Luanda", text="Luanda is the capital and largest city of Angola."),
             _article("Montgomery, Alabama", text="Montgomery is the capital of Alabama."),
             _article("Juneau, Alaska", text="Juneau is the capital of Alaska."),
@@ -281,6 +294,24 @@ def test_a_choice_reads_each_options_fact(graph: MemoryGraph, linker: QuestionEn
             ("Algeria", "areakm2"),
             ("Angola", "areakm2"),
         ], typed
+
+
+def test_a_choice_compares_durations_its_comparative_names(
+    graph: MemoryGraph, linker: QuestionEntityLinker
+) -> None:
+    # "longer" and "shorter" measure a duration too; "lasted" is no key, so the
+    # comparative names the facts compared, and a duration in parts is a value
+    for typed, gold in (
+        ("Which lasted longer, Apollo 8 or Apollo 11?", "Apollo 11"),
+        ("Which mission was shorter, Apollo 8 or Apollo 11?", "Apollo 8"),
+    ):
+        found = ask(graph, linker, typed)
+        assert [(e.title, e.fact and e.fact.key) for e in found.evidence] == [
+            ("Apollo 8", "missionduration"),
+            ("Apollo 11", "missionduration"),
+        ], typed
+        reading = read_evidence(Question(typed), list(enumerate(found.evidence, 1)))
+        assert (reading.short_answer, reading.source) == (gold, "facts compared"), typed
 
 
 def test_no_fact_for_a_relation_no_key_names(
