@@ -51,8 +51,9 @@ def answers(
     Offline answers: for each kind, how often the short answer is right, how often
     one is shown in bold and how often a shown one is right, how often the answer
     is "not in the graph", how often the answer text holds the gold (yes/no
-    questions left out: "yes" is no words of a text); and the issue's goals, met or
-    not.
+    questions left out: "yes" is no words of a text); the same per way the short
+    answer was found (a fact, the span model, two values compared, …); and the
+    issue's goals, met or not.
 
     With --cv K the questions are split by article into K folds (questions about one
     article stay in one fold); the fact ranker, the grounding model, the sentence
@@ -62,7 +63,13 @@ def answers(
     It reads the questions three times.
     """
     from kg_agent.agent import KnowledgeGraphAgent
-    from kg_agent.evaluation.trust import load_plain, run_plain, summarise_plain, write_plain_report
+    from kg_agent.evaluation.trust import (
+        Reply,
+        load_plain,
+        run_plain,
+        summarise_plain,
+        write_plain_report,
+    )
     from kg_agent.progress import Progress
 
     plain = load_plain(questions)[:limit] if limit else load_plain(questions)
@@ -72,10 +79,14 @@ def answers(
     lines: list[str] = []
     with KnowledgeGraphAgent(db_path, offline=True) as agent:
 
-        def ask(text: str) -> tuple[str | None, bool, float, bool, str]:
+        def ask(text: str) -> Reply:
             r = agent.query(text)
+            stages = (t for t in r.trace if t.get("stage") == "synthesis")
+            found_by = next((t.get("found_by") for t in stages), "")
             shown = r.short_answer is not None
-            return r.answer_candidate, shown, r.confidence, not r.answerable, r.answer
+            return Reply(
+                r.answer_candidate, shown, r.confidence, not r.answerable, r.answer, found_by or ""
+            )
 
         if cv:
             from kg_agent.evaluation.fact_training import cross_validate

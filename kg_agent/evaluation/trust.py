@@ -12,6 +12,10 @@ comparisons, yes/no, connections, and questions the graph cannot answer), for ea
 * **sentence**: the answer a person reads holds a gold answer (yes/no questions left out:
   "yes" and "no" are no words of a text, as in the dev sets' Contains).
 
+The same figures per **source**, how the reader found its short answer (a fact, the span
+model, two values compared, …: the synthesis stage's ``found_by``), say which ways of
+answering a bold answer can be trusted from, and which are never shown.
+
 A short answer matches a gold one (:func:`matches`) when, normalised as SQuAD does, they
 are equal, one holds the other whole on word boundaries with at most three words more
 ("Montgomery, Alabama" for "Montgomery"), or they share the same words in another order
@@ -26,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kg_agent.evaluation.metrics import answer_in_text, normalize_answer
 from kg_agent.exceptions import SourceError
@@ -34,6 +38,7 @@ from kg_agent.exceptions import SourceError
 __all__ = [
     "GOALS",
     "PlainQuestion",
+    "Reply",
     "TrustResult",
     "load_plain",
     "matches",
@@ -85,6 +90,8 @@ class TrustResult:
     latency_ms: float
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: how the reader found its short answer ("fact", "ranked", "compared", …; "" none)
+    found_by: str = ""
 
 
 def load_plain(path: str | Path) -> list[PlainQuestion]:
@@ -139,8 +146,19 @@ def matches(short: str | None, answers: Sequence[str]) -> bool:
     return False
 
 
-#: What runs one question: (short answer, shown, confidence, refused, answer text).
-Asker = Callable[[str], tuple[str | None, bool, float, bool, str]]
+class Reply(NamedTuple):
+    """What asking one question gave, as :func:`run_plain` judges it."""
+
+    short_answer: str | None  # the reader's best, shown or not
+    shown: bool
+    confidence: float
+    refused: bool
+    text: str  # the answer a person reads
+    found_by: str = ""  # how the short answer was found ("" when none was)
+
+
+#: What runs one question: its :class:`Reply` (or the same fields as a plain tuple).
+Asker = Callable[[str], tuple[Any, ...]]
 
 
 def run_plain(
@@ -152,10 +170,11 @@ def run_plain(
         t0 = time.perf_counter()
         error = None
         try:
-            short, shown, confidence, refused, text = ask(q.question)
+            reply = Reply(*ask(q.question))
         except Exception as exc:  # one failure must not lose the run
-            short, shown, confidence, refused, text = None, False, 0.0, True, ""
+            reply = Reply(None, False, 0.0, True, "")
             error = f"{type(exc).__name__}: {exc}"
+        short, shown, confidence, refused, text, found_by = reply
         latency = 1000 * (time.perf_counter() - t0)
         right = refused if not q.answerable else (not refused and matches(short, q.answers))
         sentence: bool | None = None  # nothing to hold for an unanswerable one
@@ -175,6 +194,7 @@ def run_plain(
                 answer=text,
                 latency_ms=round(latency, 2),
                 error=error,
+                found_by=found_by if short is not None and not refused else "",
             )
         )
         if progress is not None:
@@ -234,7 +254,27 @@ def summarise_plain(results: Sequence[TrustResult]) -> dict[str, Any]:
         got = overall[name]
         met = got is not None and (got >= value if op == ">=" else got <= value)
         goals[name] = {"goal": f"{op} {value:g}", "value": got, "met": met}
-    return {"kinds": rows, "overall": overall, "goals": goals}
+    return {"kinds": rows, "overall": overall, "goals": goals, "sources": _by_source(results)}
+
+
+def _by_source(results: Sequence[TrustResult]) -> dict[str, dict[str, Any]]:
+    """Per way of finding a short answer (most used first): the questions it answered,
+    how often that answer is right (shown or not), how often it is shown in bold, and
+    how often a bold one is right. An unanswerable question answered counts as wrong."""
+    found: dict[str, list[TrustResult]] = {}
+    for r in results:
+        if r.found_by:
+            found.setdefault(r.found_by, []).append(r)
+    out = {}
+    for source, rs in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        shown = [r for r in rs if r.shown]
+        out[source] = {
+            "n": len(rs),
+            "right": _pct(sum(r.right and r.answerable for r in rs), len(rs)),
+            "shown": len(shown),
+            "shown_right": _pct(sum(r.right and r.answerable for r in shown), len(shown)),
+        }
+    return out
 
 
 def write_plain_report(
@@ -288,6 +328,17 @@ def write_plain_report(
     for name, g in summary["goals"].items():
         met = "yes" if g["met"] else "no"
         lines.append(f"| {name} | {cell(g['value'])} | {g['goal']} | {met} |")
+    if summary.get("sources"):
+        lines += [
+            "",
+            "| found by | answered | right | shown in bold | shown right |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        for source, row in summary["sources"].items():
+            lines.append(
+                f"| {source} | {row['n']} | {cell(row['right'])} | {row['shown']} | "
+                f"{cell(row['shown_right'])} |"
+            )
     o = summary["overall"]
     lines += [
         "",
@@ -297,7 +348,8 @@ def write_plain_report(
         "",
         "`right`: the short answer (shown or not) matches the gold, or an unanswerable question "
         "was refused; `right in bold`: shown in bold and right; `shown right`: of the bold "
-        "answers shown, the share that are right.",
+        "answers shown, the share that are right. `found by`: how the reader found the short "
+        "answer of the questions it answered (docs/answers.md); `shown in bold` counts them.",
         *extra_lines,
     ]
     md_path = out / "answers.md"

@@ -154,6 +154,9 @@ class FactCandidate:
         return 2 if self.via else 1
 
 
+#: an option's facts grouped (article, sub-box, key) → items, and the year the box
+#: gives each (:func:`fact_years`): what a choice compares
+_Box = tuple[dict[tuple[str, str, str], list[FactRow]], dict[tuple[str, str, str], int]]
 _EXTRA_WORD = 0.05  # a key's word the question does not ask, off its score
 #: threads a query engine's fact search runs in, beside the text search (``serve``
 #: answers several questions at once)
@@ -583,26 +586,34 @@ class FactRetriever(Retriever):
         # "which *country* is bigger": the options' type names no fact compared
         said = [(w, m) for w, m in rel if w not in _COMPARATIVES and w not in _TYPE_WORDS]
         measure = [(w, _COMPARATIVES[w]) for w, _ in rel if w in _COMPARATIVES]
+        if not said and not measure:
+            return []
+        # each option's facts, read once for the words tried below
+        boxes: list[_Box] = []
+        for title in titles:
+            groups = group_facts(self.store.facts_of([str(title)]))
+            boxes.append((groups, fact_years([r for rows in groups.values() for r in rows])))
         # the question's other words name the facts compared, else its comparative does
         # ("which *lasted* longer": no key is "lasted"; a duration is longer)
         for words in (said, measure) if said else (measure,):
-            out = self._compared_by(words, [str(t) for t in titles])
+            out = self._compared_by(words, boxes)
             if out:
                 return out
         return []
 
     def _compared_by(
-        self, rel: list[tuple[str, tuple[str, ...]]], titles: list[str]
+        self,
+        rel: list[tuple[str, tuple[str, ...]]],
+        boxes: list[_Box],
     ) -> list[tuple[FactCandidate, str]]:
-        """Each title's fact that best explains ``rel`` with a comparable value, and the
-        value: both or none."""
+        """Each option's fact (of its ``boxes``: facts grouped, and the years the box
+        gives them) that best explains ``rel`` with a comparable value, and the value:
+        both or none."""
         if not rel:
             return []
         dated = any(m in _DATE_KEYS for _, means in rel for m in means)
         out = []
-        for title in titles:
-            groups = group_facts(self.store.facts_of([title]))
-            years = fact_years([r for rows in groups.values() for r in rows])
+        for groups, years in boxes:
             best: tuple[float, FactCandidate, str] | None = None
             for rows in groups.values():
                 first = rows[0]

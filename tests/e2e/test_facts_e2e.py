@@ -442,6 +442,11 @@ def test_kg_agent_answers_scores_a_plain_set_per_kind(db: Path, tmp_path: Path) 
     saved = json.loads((tmp_path / "answers.json").read_text())
     assert len(saved["results"]) == 12
     assert saved["summary"]["kinds"]["infobox"]["shown_right"] >= 90.0
+    # the bold answers of the first twelve (infobox questions) come from the facts
+    facts = saved["summary"]["sources"]["fact"]
+    assert facts["shown"] == sum(r["shown"] for r in saved["results"]) > 0
+    assert f"| fact | {facts['n']} |" in res.stdout
+    assert {r["found_by"] for r in saved["results"] if r["refused"]} <= {""}
 
 
 def test_kg_agent_answers_cv_scores_on_articles_the_ranker_never_saw(
