@@ -595,7 +595,7 @@ class FactRetriever(Retriever):
             boxes.append((groups, fact_years([r for rows in groups.values() for r in rows])))
         # the question's other words name the facts compared, else its comparative does
         # ("which *lasted* longer": no key is "lasted"; a duration is longer)
-        for words in (said, measure) if said else (measure,):
+        for words in (said, measure):
             out = self._compared_by(words, boxes)
             if out:
                 return out
